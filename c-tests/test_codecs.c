@@ -1,0 +1,194 @@
+/* test_codecs.c - every compressor of the contract (zlib, gzip, zstd, blosc with each
+ * cname and shuffle, lz4, bz2, lzma): round trips, compressor_json, reopen from disk, and
+ * the stored chunk bytes in the codec's real format (magic numbers, blosc header fields). */
+#include "testutil.h"
+
+enum { ROWS = 70, COLS = 50, CHUNK = 32 }; /* 3x2 chunks, the edge ones partial */
+
+enum magic { M_NONE, M_ZLIB, M_GZIP, M_ZSTD, M_BZ2, M_XZ, M_LZ4, M_BLOSC };
+
+struct codec_case {
+    const char *json, *dtype;
+    enum magic magic;
+    const char *expect[3]; /* fragments compressor_json must contain */
+    int blosc_code, blosc_shuffle; /* blosc: compressor code in the header flags, shuffle */
+};
+
+#define BLOSC(cname, shuffle) \
+    "{\"id\":\"blosc\",\"cname\":\"" cname "\",\"clevel\":5,\"shuffle\":" #shuffle ",\"blocksize\":0}"
+
+static const struct codec_case CASES[] = {
+    {"null", "<i4", M_NONE, {NULL}, 0, 0},
+    {"{\"id\":\"zlib\",\"level\":1}", "<i4", M_ZLIB, {"\"id\":\"zlib\"", "\"level\":1"}, 0, 0},
+    {"{\"id\":\"zlib\",\"level\":9}", "<f8", M_ZLIB, {"\"id\":\"zlib\"", "\"level\":9"}, 0, 0},
+    {"{\"id\":\"gzip\",\"level\":5}", "<i4", M_GZIP, {"\"id\":\"gzip\"", "\"level\":5"}, 0, 0},
+    {"{\"id\":\"zstd\",\"level\":1}", "<i4", M_ZSTD, {"\"id\":\"zstd\"", "\"level\":1"}, 0, 0},
+    {"{\"id\":\"zstd\",\"level\":19}", ">f8", M_ZSTD, {"\"id\":\"zstd\"", "\"level\":19"}, 0, 0},
+    {"{\"id\":\"lz4\",\"acceleration\":1}", "<i4", M_LZ4, {"\"id\":\"lz4\""}, 0, 0},
+    {"{\"id\":\"bz2\",\"level\":1}", "<i4", M_BZ2, {"\"id\":\"bz2\"", "\"level\":1"}, 0, 0},
+    {"{\"id\":\"lzma\",\"format\":1,\"check\":-1,\"preset\":null,\"filters\":null}", "<i4", M_XZ,
+     {"\"id\":\"lzma\"", "\"format\":1"}, 0, 0},
+    {BLOSC("lz4", 1), "<i4", M_BLOSC, {"\"cname\":\"lz4\"", "\"shuffle\":1", "\"clevel\":5"}, 1, 1},
+    {BLOSC("lz4", 0), "<i4", M_BLOSC, {"\"cname\":\"lz4\"", "\"shuffle\":0"}, 1, 0},
+    {BLOSC("lz4", 2), "<f8", M_BLOSC, {"\"cname\":\"lz4\"", "\"shuffle\":2"}, 1, 2},
+    {BLOSC("zstd", 1), "<i4", M_BLOSC, {"\"cname\":\"zstd\""}, 4, 1},
+    {BLOSC("zstd", 2), ">i8", M_BLOSC, {"\"cname\":\"zstd\"", "\"shuffle\":2"}, 4, 2},
+    {BLOSC("blosclz", 0), "<i4", M_BLOSC, {"\"cname\":\"blosclz\""}, 0, 0},
+    {BLOSC("blosclz", 1), "<f4", M_BLOSC, {"\"cname\":\"blosclz\""}, 0, 1},
+    {BLOSC("lz4hc", 2), "<i4", M_BLOSC, {"\"cname\":\"lz4hc\""}, 1, 2},
+    {BLOSC("zlib", 1), "<u2", M_BLOSC, {"\"cname\":\"zlib\""}, 3, 1},
+    {BLOSC("zlib", 0), "|u1", M_BLOSC, {"\"cname\":\"zlib\""}, 3, 0},
+};
+
+static uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The stored chunk is in the codec's own format, and smaller than the raw chunk. */
+static void check_chunk_file(const struct codec_case *c, const char *path, size_t itemsize) {
+    size_t len = 0, raw_len = (size_t)CHUNK * CHUNK * itemsize;
+    unsigned char *b = file_read(path, &len);
+    if (!CHECK(b != NULL) || !CHECK(len >= 6)) goto out;
+    if (c->magic == M_NONE) CHECK_U64_EQ(len, raw_len);
+    else CHECK(len < raw_len);
+    switch (c->magic) {
+    case M_NONE: break;
+    case M_ZLIB: CHECK(b[0] == 0x78 && ((b[0] << 8) | b[1]) % 31 == 0); break;
+    case M_GZIP: CHECK(b[0] == 0x1f && b[1] == 0x8b); break;
+    case M_ZSTD: CHECK(memcmp(b, "\x28\xb5\x2f\xfd", 4) == 0); break;
+    case M_BZ2: CHECK(memcmp(b, "BZh", 3) == 0); break;
+    case M_XZ: CHECK(memcmp(b, "\xfd" "7zXZ", 6) == 0); break;
+    case M_LZ4: CHECK_U64_EQ(le32(b), raw_len); break; /* numcodecs: LE uncompressed size first */
+    case M_BLOSC:
+        if (!CHECK(len >= 16)) break;
+        CHECK_U64_EQ(b[0], 2);                  /* format version */
+        CHECK_U64_EQ(b[3], itemsize);           /* typesize defaults to the item size */
+        CHECK_U64_EQ(le32(b + 4), raw_len);     /* nbytes */
+        CHECK_U64_EQ(le32(b + 12), len);        /* cbytes */
+        CHECK_U64_EQ(b[2] >> 5, c->blosc_code); /* compressor code in the flags */
+        if (itemsize > 1) { /* blosc only records shuffles that it actually applied */
+            CHECK_U64_EQ(b[2] & 0x1, c->blosc_shuffle == 1);
+            CHECK_U64_EQ((b[2] >> 2) & 0x1, c->blosc_shuffle == 2);
+        }
+        break;
+    }
+out:
+    free(b);
+}
+
+/* Compressible values: blocks of equal numbers. */
+static void make_data(zarr_dtype_kind kind, size_t itemsize, unsigned char *buf) {
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < COLS; j++)
+            scalar_to_elem(kind, itemsize, (double)((i / 3) * 7 + j / 5), buf + ((size_t)i * COLS + j) * itemsize);
+}
+
+static int read_and_compare(zarr_array *a, zarr_dtype_kind kind, size_t itemsize, const unsigned char *want) {
+    size_t bytes = (size_t)ROWS * COLS * itemsize;
+    unsigned char *got = malloc(bytes);
+    uint64_t start[2] = {0, 0}, count[2] = {ROWS, COLS};
+    int ok = CHECK_OK(zarr_array_read(a, 2, start, count, got, bytes)) &&
+             CHECK_ELEMS(kind, itemsize, got, want, (size_t)ROWS * COLS);
+    free(got);
+    return ok;
+}
+
+static void run_codec(const struct codec_case *c, const char *dir) {
+    const char *json = strf("{\"shape\":[%d,%d],\"chunks\":[%d,%d],\"dtype\":\"%s\",\"compressor\":%s}",
+                            ROWS, COLS, CHUNK, CHUNK, c->dtype, c->json);
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_array *a = s ? create_array(s, "arr", json) : NULL;
+    zarr_dtype_kind kind;
+    size_t itemsize = 0;
+    unsigned char *data = NULL;
+    uint64_t start[2] = {0, 0}, count[2] = {ROWS, COLS}, sub_start[2] = {30, 20}, sub_count[2] = {5, 30};
+    char *cj = NULL;
+    if (!a || !CHECK_OK(zarr_array_dtype(a, &kind, &itemsize))) goto out;
+
+    if (CHECK_OK(zarr_array_compressor_json(a, &cj))) {
+        if (c->magic == M_NONE) CHECK_JSON_EQ(cj, "null");
+        for (int k = 0; k < 3 && c->expect[k]; k++) CHECK_JSON_HAS(cj, c->expect[k]);
+    }
+    data = malloc((size_t)ROWS * COLS * itemsize);
+    make_data(kind, itemsize, data);
+    CHECK_OK(zarr_array_write(a, 2, start, count, data, (size_t)ROWS * COLS * itemsize));
+    read_and_compare(a, kind, itemsize, data);
+    { /* a box across four chunks */
+        size_t n = 5 * 30;
+        unsigned char *got = malloc(n * itemsize), *want = malloc(n * itemsize);
+        box_copy(2, count, sub_start, sub_count, itemsize, data, want, 1);
+        if (CHECK_OK(zarr_array_read(a, 2, sub_start, sub_count, got, n * itemsize)))
+            CHECK_ELEMS(kind, itemsize, got, want, n);
+        free(got);
+        free(want);
+    }
+    check_chunk_file(c, strf("%s/arr/0.0", dir), itemsize);
+    check_chunk_file(c, strf("%s/arr/2.1", dir), itemsize); /* edge chunk: stored full size */
+    CHECK_OK(zarr_array_close(a));
+    CHECK_OK(zarr_store_close(s));
+
+    s = open_store(dir, ZARR_MODE_READ);
+    a = s ? open_array(s, "arr") : NULL;
+    if (a) {
+        char *cj2 = NULL;
+        read_and_compare(a, kind, itemsize, data);
+        if (CHECK_OK(zarr_array_compressor_json(a, &cj2)) && cj) {
+            char *x = json_squash(cj);
+            CHECK_JSON_EQ(cj2, x); /* the configuration survives the round trip */
+            free(x);
+        }
+        zarr_string_free(cj2);
+        CHECK_OK(zarr_array_close(a));
+    }
+out:
+    zarr_string_free(cj);
+    free(data);
+    CHECK_OK(zarr_store_close(s));
+}
+
+static void test_codecs(void) {
+    for (size_t i = 0; i < ARRAY_LEN(CASES); i++) {
+        char *dir = tmpdir_make();
+        CHECK_CTX("compressor %s dtype %s", CASES[i].json, CASES[i].dtype);
+        run_codec(&CASES[i], dir);
+        tmpdir_remove(dir);
+    }
+    CHECK_CTX_CLEAR();
+}
+
+/* Bad compressor configurations are refused at create time, and nothing is created. */
+static void test_bad_configs(void) {
+    static const struct { const char *json; zarr_status want1, want2; } bad[] = {
+        {"{\"id\":\"no-such-codec\"}", ZARR_ERR_UNSUPPORTED, ZARR_ERR_UNSUPPORTED},
+        {"{\"level\":1}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA}, /* no id */
+        {"{\"id\":42}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"\"zlib\"", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"[1,2]", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {BLOSC("no-such-cname", 1), ZARR_ERR_INVALID_METADATA, ZARR_ERR_UNSUPPORTED},
+        {BLOSC("lz4", 7), ZARR_ERR_INVALID_METADATA, ZARR_ERR_UNSUPPORTED},
+        {"{\"id\":\"zlib\",\"level\":\"high\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+    };
+    zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        zarr_array *a = NULL;
+        CHECK_CTX("compressor %s", bad[i].json);
+        CHECK_STATUS2(zarr_array_create(s, "x", strf("{\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\","
+                                        "\"compressor\":%s}", bad[i].json), &a), bad[i].want1, bad[i].want2);
+        CHECK(a == NULL);
+        CHECK_STATUS(zarr_array_open(s, "x", &a), ZARR_ERR_NOT_FOUND);
+    }
+    CHECK_CTX_CLEAR();
+    /* The message names the unknown codec id. */
+    {
+        zarr_array *a = NULL;
+        zarr_array_create(s, "x", "{\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\",\"compressor\":{\"id\":\"frobnicate\"}}", &a);
+        CHECK_CONTAINS(zarr_last_error(), "frobnicate");
+    }
+    CHECK_OK(zarr_store_close(s));
+}
+
+int main(void) {
+    test_codecs();
+    test_bad_configs();
+    return check_summary("test_codecs");
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: Rust unit and integration tests (including the header check),
+# the C tests through CMake/CTest, and the interoperability tests against the real zarr-python
+# 2.x and 3.x with numcodecs. Needs only Rust, a C compiler and Python 3: cmake and the Python
+# packages are installed into virtual environments under .venv/ on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+echo "== Rust tests"
+cargo build --release
+cargo test --release
+
+venv() { # venv NAME REQUIREMENTS: creates .venv/NAME once, then keeps it in step with the file
+  local dir="$root/.venv/$1" stamp
+  stamp="$dir/.installed-$(sha1sum "$2" | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install --quiet --upgrade pip
+    "$dir/bin/pip" install --quiet -r "$2"
+    touch "$stamp"
+  fi
+}
+
+echo "== C tests (CMake/CTest)"
+venv tools tests/requirements-tools.txt
+export PATH="$root/.venv/tools/bin:$PATH"
+cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release
+cmake --build build/cmake --parallel 2
+ctest --test-dir build/cmake --output-on-failure
+
+for flavour in zarr2 zarr3; do
+  echo "== Interoperability tests against $flavour"
+  venv "$flavour" "tests/interop/requirements-$flavour.txt"
+  LIBZARR_PATH="$root/target/release/libzarr.so" \
+    "$root/.venv/$flavour/bin/python" -m pytest tests/interop -q -p no:cacheprovider
+done
+echo "== All tests passed"

@@ -1,0 +1,168 @@
+//! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
+
+use crate::codec::{self, Codec, CodecContext};
+use crate::error::{Error, Result};
+use crate::hierarchy;
+use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
+use crate::path;
+use crate::store::StoreHandle;
+use serde_json::Value;
+use std::sync::Arc;
+
+mod region_io;
+
+/// An open Zarr v2 array. Safe to share between threads: reads and writes take `&self`.
+#[derive(Debug)]
+pub struct Array {
+    store: Arc<StoreHandle>,
+    path: String,
+    metadata: ArrayMetadata,
+    compressor: Option<Box<dyn Codec>>,
+    /// One element of the fill value in native byte order (zeros for a `null` fill value).
+    fill_native: Vec<u8>,
+    /// The same element in the stored byte order.
+    fill_stored: Vec<u8>,
+    /// Bytes of one decoded chunk.
+    chunk_nbytes: usize,
+}
+
+impl Array {
+    /// Creates an array at `path` from a `.zarray`-style JSON document (see
+    /// [`ArrayMetadata::parse_for_create`]), creating ancestor groups as needed.
+    pub fn create(store: Arc<StoreHandle>, path: &str, zarray_json: &str) -> Result<Array> {
+        let path = path::normalize(path)?;
+        let key = path::join(&path, ZARRAY);
+        store.check_writable(&key)?;
+        let doc: Value = serde_json::from_str(zarray_json).map_err(|e| {
+            Error::InvalidMetadata(format!("array metadata is not valid JSON: {e}"))
+        })?;
+        let mut array = Self::from_metadata(store, path, ArrayMetadata::parse_for_create(&doc)?)?;
+        // Store the compressor's full configuration, defaults included, as numcodecs would.
+        array.metadata.compressor = array.compressor.as_ref().map(|c| c.config());
+        hierarchy::require_vacant(&array.store, &array.path)?;
+        hierarchy::create_ancestor_groups(&array.store, &array.path)?;
+        array
+            .store
+            .set(&key, &metadata::to_document(&array.metadata.to_value()))?;
+        Ok(array)
+    }
+
+    /// Opens the array at `path`; [`Error::NotFound`] when there is no `.zarray`.
+    pub fn open(store: Arc<StoreHandle>, path: &str) -> Result<Array> {
+        let path = path::normalize(path)?;
+        let key = path::join(&path, ZARRAY);
+        let Some(bytes) = store.get(&key)? else {
+            let what = match hierarchy::node_kind(&store, &path)? {
+                hierarchy::NodeKind::Group => "a group, not an array",
+                _ => "nothing",
+            };
+            return Err(Error::NotFound(format!(
+                "no array at path {path:?} (found {what})"
+            )));
+        };
+        let doc = metadata::parse_document(&bytes, &key)?;
+        let meta = ArrayMetadata::parse(&doc, &key)?;
+        Self::from_metadata(store, path, meta).map_err(|e| e.context(&key))
+    }
+
+    fn from_metadata(
+        store: Arc<StoreHandle>,
+        path: String,
+        metadata: ArrayMetadata,
+    ) -> Result<Array> {
+        if let Some(filter) = metadata.filters.as_ref().and_then(|f| f.first()) {
+            return Err(Error::Unsupported(format!(
+                "filter {filter} (filters are not supported yet)"
+            )));
+        }
+        let item_size = metadata.dtype.size;
+        let compressor = metadata
+            .compressor
+            .as_ref()
+            .map(|c| codec::compressor_from_config(c, CodecContext { item_size }))
+            .transpose()?;
+        let chunk_nbytes = metadata
+            .chunks
+            .iter()
+            .try_fold(item_size as u64, |acc, &c| acc.checked_mul(c))
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= isize::MAX as usize)
+            .ok_or_else(|| {
+                Error::Overflow(format!(
+                    "chunks {:?} of {item_size}-byte items are too large",
+                    metadata.chunks
+                ))
+            })?;
+        let fill_native = metadata.fill_value.bytes_or_zero(item_size);
+        let mut fill_stored = fill_native.clone();
+        if let Some(unit) = metadata.dtype.byte_swap() {
+            fill_stored.chunks_exact_mut(unit).for_each(|u| u.reverse());
+        }
+        Ok(Array {
+            store,
+            path,
+            metadata,
+            compressor,
+            fill_native,
+            fill_stored,
+            chunk_nbytes,
+        })
+    }
+
+    /// The array's metadata.
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.metadata
+    }
+
+    /// The `.zarray` document as libzarr understands it (all keys, canonical values).
+    pub fn metadata_json(&self) -> Value {
+        self.metadata.to_value()
+    }
+
+    /// The normalised logical path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The store the array lives in.
+    pub fn store(&self) -> &Arc<StoreHandle> {
+        &self.store
+    }
+
+    /// The fill value element in native byte order (zeros for a `null` fill value).
+    pub fn fill_native(&self) -> &[u8] {
+        &self.fill_native
+    }
+
+    /// The user attributes (`.zattrs`).
+    pub fn attributes(&self) -> Result<Value> {
+        hierarchy::attributes(&self.store, &self.path)
+    }
+
+    /// Replaces the user attributes with a JSON object.
+    pub fn set_attributes(&self, json: &str) -> Result<()> {
+        hierarchy::set_attributes(&self.store, &self.path, json)
+    }
+
+    /// The store key of the chunk at grid position `coords` (`"0"` for a 0-d array).
+    pub fn chunk_key(&self, coords: &[u64]) -> String {
+        let sep = self.metadata.dimension_separator.as_char().to_string();
+        let name = if coords.is_empty() {
+            "0".to_string()
+        } else {
+            coords
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(&sep)
+        };
+        path::join(&self.path, &name)
+    }
+
+    /// Whether chunk bytes in stored order are also C order (F order with at most one
+    /// dimension longer than 1 is the same layout).
+    fn chunk_is_c_order(&self) -> bool {
+        self.metadata.order == Order::C
+            || self.metadata.chunks.iter().filter(|&&c| c > 1).count() <= 1
+    }
+}

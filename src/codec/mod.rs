@@ -1,0 +1,62 @@
+//! Codecs: the v2 compressors (and, later, filters), each in its own file, found by their
+//! numcodecs id through [`compressor_from_config`].
+//!
+//! A codec turns a chunk's raw bytes into stored bytes and back. Decoding always targets a
+//! buffer whose exact size the caller knows from the array metadata, so a corrupt or hostile
+//! header can never make the library allocate more than one chunk.
+
+use crate::error::{Error, Result};
+use serde_json::Value;
+
+mod blosc;
+mod bz2;
+mod config;
+mod gzip;
+mod lz4;
+mod lzma;
+mod zlib;
+mod zstd;
+
+/// What a codec needs to know about the array whose chunks it encodes.
+#[derive(Debug, Clone, Copy)]
+pub struct CodecContext {
+    /// Size in bytes of one array element (blosc's default `typesize`).
+    pub item_size: usize,
+}
+
+/// A bytes-to-bytes codec (a numcodecs compressor).
+pub trait Codec: Send + Sync + std::fmt::Debug {
+    /// The numcodecs id, e.g. `"zlib"`.
+    fn id(&self) -> &'static str;
+    /// The full configuration as numcodecs writes it in `.zarray` (with the `id` key).
+    fn config(&self) -> Value;
+    /// Encodes `input` into a new buffer.
+    fn encode(&self, input: &[u8]) -> Result<Vec<u8>>;
+    /// Decodes `input` into `out`, which must be filled exactly: a stream that decodes to
+    /// fewer or more bytes than `out.len()` is an error ([`Error::CorruptChunk`]).
+    fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+}
+
+/// Builds a compressor from its `.zarray` configuration object. Unknown ids are
+/// [`Error::Unsupported`]; bad parameters are [`Error::InvalidMetadata`] naming the key.
+pub fn compressor_from_config(config: &Value, ctx: CodecContext) -> Result<Box<dyn Codec>> {
+    let obj = config.as_object().ok_or_else(|| {
+        Error::InvalidMetadata(format!(
+            "compressor must be a JSON object or null, got {config}"
+        ))
+    })?;
+    let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| {
+        Error::InvalidMetadata(format!("compressor has no string \"id\": {config}"))
+    })?;
+    let codec: Box<dyn Codec> = match id {
+        "zlib" => Box::new(zlib::Zlib::from_config(obj)?),
+        "gzip" => Box::new(gzip::Gzip::from_config(obj)?),
+        "zstd" => Box::new(zstd::Zstd::from_config(obj)?),
+        "blosc" => Box::new(blosc::Blosc::from_config(obj, ctx)?),
+        "lz4" => Box::new(lz4::Lz4::from_config(obj)?),
+        "bz2" => Box::new(bz2::Bz2::from_config(obj)?),
+        "lzma" => Box::new(lzma::Lzma::from_config(obj)?),
+        other => return Err(Error::Unsupported(format!("compressor id \"{other}\""))),
+    };
+    Ok(codec)
+}

@@ -1,0 +1,219 @@
+//! Fill values: the `.zarray` JSON form and one element's bytes in native byte order.
+
+use super::{DataType, DataTypeKind};
+use crate::error::{Error, Result};
+use half::f16;
+use serde_json::{json, Value};
+
+/// An array's fill value: one element in native byte order, or `None` when the metadata says
+/// `null` (missing chunks are then undefined; libzarr reads them as zeros).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FillValue(pub Option<Vec<u8>>);
+
+impl FillValue {
+    /// Parses the JSON `fill_value` for `dtype`: numbers, `"NaN"`, `"Infinity"`,
+    /// `"-Infinity"`, booleans, `[real, imag]` for complex values, or `null`.
+    pub fn parse(value: &Value, dtype: &DataType) -> Result<FillValue> {
+        if value.is_null() {
+            return Ok(FillValue(None));
+        }
+        let bad = |why: &str| {
+            Error::InvalidMetadata(format!(
+                "fill_value {value} is not valid for dtype {}: {why}",
+                dtype.typestr()
+            ))
+        };
+        let bytes = match dtype.kind {
+            DataTypeKind::Bool => match value {
+                Value::Bool(b) => vec![*b as u8],
+                Value::Number(n) if matches!(n.as_u64(), Some(0 | 1)) => {
+                    vec![(n.as_u64() == Some(1)) as u8]
+                }
+                _ => return Err(bad("expected true or false")),
+            },
+            DataTypeKind::Int => {
+                let v = integral(value).ok_or_else(|| bad("expected an integer"))?;
+                let bits = dtype.size * 8;
+                let (min, max) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+                if v < min || v > max {
+                    return Err(bad("out of range"));
+                }
+                (v as i64).to_ne_bytes()[native_low_bytes(dtype.size)].to_vec()
+            }
+            DataTypeKind::UInt => {
+                let v = integral(value).ok_or_else(|| bad("expected an integer"))?;
+                if v < 0 || v > (u64::MAX as i128 >> (64 - dtype.size * 8)) {
+                    return Err(bad("out of range"));
+                }
+                (v as u64).to_ne_bytes()[native_low_bytes(dtype.size)].to_vec()
+            }
+            DataTypeKind::Float => {
+                let v = float(value).ok_or_else(|| bad("expected a number, NaN or Infinity"))?;
+                float_bytes(v, dtype.size)
+            }
+            DataTypeKind::Complex => {
+                let (re, im) = match value {
+                    Value::Array(parts) if parts.len() == 2 => (float(&parts[0]), float(&parts[1])),
+                    other => (float(other), Some(0.0)),
+                };
+                let (re, im) = re.zip(im).ok_or_else(|| bad("expected [real, imag]"))?;
+                let mut b = float_bytes(re, dtype.size / 2);
+                b.extend(float_bytes(im, dtype.size / 2));
+                b
+            }
+        };
+        Ok(FillValue(Some(bytes)))
+    }
+
+    /// The canonical JSON form, as zarr-python writes it.
+    pub fn to_json(&self, dtype: &DataType) -> Value {
+        let Some(bytes) = &self.0 else {
+            return Value::Null;
+        };
+        match dtype.kind {
+            DataTypeKind::Bool => json!(bytes[0] != 0),
+            DataTypeKind::Int => json!(sign_extend(bytes)),
+            DataTypeKind::UInt => json!(zero_extend(bytes)),
+            DataTypeKind::Float => float_json(bytes),
+            DataTypeKind::Complex => {
+                let half = bytes.len() / 2;
+                json!([float_json(&bytes[..half]), float_json(&bytes[half..])])
+            }
+        }
+    }
+
+    /// The element bytes, zeros when the fill value is `null`.
+    pub fn bytes_or_zero(&self, size: usize) -> Vec<u8> {
+        self.0.clone().unwrap_or_else(|| vec![0; size])
+    }
+}
+
+/// An integer JSON value, also accepting floats with an integral value (some writers emit `0.0`).
+fn integral(value: &Value) -> Option<i128> {
+    let n = value.as_number()?;
+    if let Some(i) = n.as_i64() {
+        return Some(i as i128);
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(u as i128);
+    }
+    let f = n.as_f64()?;
+    (f.fract() == 0.0 && f.abs() < 1.9e19).then_some(f as i128)
+}
+
+fn float(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn float_bytes(v: f64, size: usize) -> Vec<u8> {
+    match size {
+        2 => f16::from_f64(v).to_ne_bytes().to_vec(),
+        4 => (v as f32).to_ne_bytes().to_vec(),
+        _ => v.to_ne_bytes().to_vec(),
+    }
+}
+
+fn float_json(bytes: &[u8]) -> Value {
+    let v = match bytes.len() {
+        2 => f16::from_ne_bytes([bytes[0], bytes[1]]).to_f64(),
+        4 => f32::from_ne_bytes(bytes.try_into().expect("4 bytes")) as f64,
+        _ => f64::from_ne_bytes(bytes.try_into().expect("8 bytes")),
+    };
+    if v.is_nan() {
+        json!("NaN")
+    } else if v.is_infinite() {
+        json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        json!(v)
+    }
+}
+
+/// The range of a native-order `u64`/`i64`'s bytes that holds its `size` low-order bytes.
+fn native_low_bytes(size: usize) -> std::ops::Range<usize> {
+    if cfg!(target_endian = "little") {
+        0..size
+    } else {
+        8 - size..8
+    }
+}
+
+fn zero_extend(bytes: &[u8]) -> u64 {
+    let mut full = [0u8; 8];
+    full[native_low_bytes(bytes.len())].copy_from_slice(bytes);
+    u64::from_ne_bytes(full)
+}
+
+fn sign_extend(bytes: &[u8]) -> i64 {
+    let shift = 64 - bytes.len() * 8;
+    ((zero_extend(bytes) << shift) as i64) >> shift
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(s: &str) -> DataType {
+        DataType::parse_typestr(s).unwrap()
+    }
+
+    fn round_trip(value: Value, typestr: &str) -> Value {
+        FillValue::parse(&value, &dt(typestr))
+            .unwrap()
+            .to_json(&dt(typestr))
+    }
+
+    #[test]
+    fn round_trips_canonical_values() {
+        assert_eq!(round_trip(json!(-7), "<i2"), json!(-7));
+        assert_eq!(round_trip(json!(-128), "|i1"), json!(-128));
+        assert_eq!(round_trip(json!(u64::MAX), "<u8"), json!(u64::MAX));
+        assert_eq!(round_trip(json!(i64::MIN), ">i8"), json!(i64::MIN));
+        assert_eq!(round_trip(json!(0), "<f8"), json!(0.0));
+        assert_eq!(round_trip(json!("NaN"), "<f4"), json!("NaN"));
+        assert_eq!(round_trip(json!("-Infinity"), "<f2"), json!("-Infinity"));
+        assert_eq!(round_trip(json!(1.5), "<f2"), json!(1.5));
+        assert_eq!(round_trip(json!(true), "|b1"), json!(true));
+        assert_eq!(round_trip(json!([1.0, "NaN"]), "<c16"), json!([1.0, "NaN"]));
+        assert_eq!(round_trip(json!(2), "<c8"), json!([2.0, 0.0]));
+        assert_eq!(round_trip(Value::Null, "<i4"), Value::Null);
+    }
+
+    #[test]
+    fn gives_native_bytes() {
+        let f = FillValue::parse(&json!(-2), &dt(">i4")).unwrap();
+        assert_eq!(f.0.unwrap(), (-2i32).to_ne_bytes());
+        let f = FillValue::parse(&json!(0.25), &dt("<f4")).unwrap();
+        assert_eq!(f.0.unwrap(), 0.25f32.to_ne_bytes());
+        assert_eq!(FillValue(None).bytes_or_zero(4), vec![0; 4]);
+    }
+
+    #[test]
+    fn refuses_invalid_values() {
+        for (value, typestr) in [
+            (json!(128), "|i1"),
+            (json!(-1), "<u4"),
+            (json!(65536), "<u2"),
+            (json!("x"), "<f8"),
+            (json!(1.5), "<i4"),
+            (json!("1"), "<i4"),
+            (json!(2), "|b1"),
+            (json!([1, 2, 3]), "<c8"),
+            (json!({}), "<f4"),
+        ] {
+            let err = FillValue::parse(&value, &dt(typestr)).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidMetadata(_)),
+                "{value} {typestr}"
+            );
+        }
+    }
+}

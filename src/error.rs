@@ -1,0 +1,94 @@
+//! The library's error type. Every variant maps to one stable C status code (see `ffi::status`).
+
+/// A failure anywhere in the engine. The message always names the thing that failed
+/// (key, path, codec id or metadata field).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A required pointer argument was NULL (C API only).
+    #[error("null pointer: {0}")]
+    NullPointer(String),
+    /// An argument is malformed or inconsistent (wrong ndim, bad mode, bad JSON argument).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A selection reaches outside the array.
+    #[error("out of bounds: {0}")]
+    OutOfBounds(String),
+    /// A caller buffer's size does not match the selection.
+    #[error("buffer size: {0}")]
+    BufferSize(String),
+    /// The key, path, array or group does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Something already exists where a new node was to be created.
+    #[error("already exists: {0}")]
+    AlreadyExists(String),
+    /// A mutating call on a store opened read-only.
+    #[error("read-only: {0}")]
+    ReadOnly(String),
+    /// Stored or given metadata is malformed or inconsistent.
+    #[error("invalid metadata: {0}")]
+    InvalidMetadata(String),
+    /// A valid but unsupported feature (data type, codec id, option).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A chunk's bytes could not be decoded (corrupt, truncated, wrong size).
+    #[error("corrupt chunk: {0}")]
+    CorruptChunk(String),
+    /// An operating-system I/O failure.
+    #[error("I/O error: {0}")]
+    Io(String),
+    /// A logical path or key is malformed (e.g. contains `.` or `..` segments).
+    #[error("invalid path: {0}")]
+    InvalidPath(String),
+    /// An index or size computation overflowed.
+    #[error("overflow: {0}")]
+    Overflow(String),
+    /// A requested allocation is larger than the library allows or the system can give.
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// A bug: a panic was caught at the C boundary, or an invariant broke.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The library's result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Wraps an I/O error with the path or key it concerns.
+    pub fn io(what: impl std::fmt::Display, err: std::io::Error) -> Self {
+        Error::Io(format!("{what}: {err}"))
+    }
+
+    /// Prefixes the message with context (e.g. the chunk key), keeping the variant.
+    pub fn context(self, ctx: impl std::fmt::Display) -> Self {
+        use Error::*;
+        match self {
+            NullPointer(m) => NullPointer(format!("{ctx}: {m}")),
+            InvalidArgument(m) => InvalidArgument(format!("{ctx}: {m}")),
+            OutOfBounds(m) => OutOfBounds(format!("{ctx}: {m}")),
+            BufferSize(m) => BufferSize(format!("{ctx}: {m}")),
+            NotFound(m) => NotFound(format!("{ctx}: {m}")),
+            AlreadyExists(m) => AlreadyExists(format!("{ctx}: {m}")),
+            ReadOnly(m) => ReadOnly(format!("{ctx}: {m}")),
+            InvalidMetadata(m) => InvalidMetadata(format!("{ctx}: {m}")),
+            Unsupported(m) => Unsupported(format!("{ctx}: {m}")),
+            CorruptChunk(m) => CorruptChunk(format!("{ctx}: {m}")),
+            Io(m) => Io(format!("{ctx}: {m}")),
+            InvalidPath(m) => InvalidPath(format!("{ctx}: {m}")),
+            Overflow(m) => Overflow(format!("{ctx}: {m}")),
+            TooLarge(m) => TooLarge(format!("{ctx}: {m}")),
+            Internal(m) => Internal(format!("{ctx}: {m}")),
+        }
+    }
+}
+
+/// Allocates a zeroed byte vector of `len` bytes, refusing instead of aborting when the
+/// system cannot provide it.
+pub fn try_alloc_zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::TooLarge(format!("cannot allocate {len} bytes for {what}")))?;
+    v.resize(len, 0);
+    Ok(v)
+}

@@ -1,0 +1,401 @@
+//! `zarr_array`: create, open, inspect, read and write arrays.
+
+use super::boundary::{
+    close_handle, give_handle, give_string, out_arg, ref_arg, run, slice_arg, slice_out, str_arg,
+};
+use super::status::zarr_status;
+use super::store::zarr_store;
+use crate::array::Array;
+use crate::dtype::DataTypeKind;
+use crate::error::{Error, Result};
+use crate::metadata::Order;
+use std::ffi::{c_char, c_void};
+
+/// An open array. Safe to use from several threads at once: concurrent reads, and concurrent
+/// writes to disjoint regions (even when they share chunks), are all correct.
+#[allow(non_camel_case_types)]
+pub struct zarr_array {
+    pub(crate) inner: Array,
+}
+
+/// The kind of values an array holds (`zarr_array_dtype`).
+#[allow(non_camel_case_types)]
+pub type zarr_dtype_kind = i32;
+/// `|b1`: one byte per value, 0 or 1.
+pub const ZARR_DTYPE_BOOL: zarr_dtype_kind = 1;
+/// Signed integers (`i1`, `i2`, `i4`, `i8`).
+pub const ZARR_DTYPE_INT: zarr_dtype_kind = 2;
+/// Unsigned integers (`u1`, `u2`, `u4`, `u8`).
+pub const ZARR_DTYPE_UINT: zarr_dtype_kind = 3;
+/// IEEE floats (`f2`, `f4`, `f8`); `f2` values are passed as raw 16-bit halves.
+pub const ZARR_DTYPE_FLOAT: zarr_dtype_kind = 4;
+/// Complex numbers (`c8`, `c16`): real then imaginary part, each a float of half the size.
+pub const ZARR_DTYPE_COMPLEX: zarr_dtype_kind = 5;
+
+/// The element order inside chunks (`zarr_array_order`).
+#[allow(non_camel_case_types)]
+pub type zarr_order = i32;
+/// Row-major chunks: the last dimension varies fastest.
+pub const ZARR_ORDER_C: zarr_order = 0;
+/// Column-major chunks: the first dimension varies fastest.
+pub const ZARR_ORDER_F: zarr_order = 1;
+
+fn array_arg<'a>(array: *const zarr_array) -> Result<&'a Array> {
+    Ok(&ref_arg(array, "array")?.inner)
+}
+
+/// Copies the array's shape or chunk shape into a caller array of `ndim` entries.
+fn dims_out(
+    array: *const zarr_array,
+    ndim: usize,
+    out: *mut u64,
+    pick: fn(&Array) -> &[u64],
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let dims = pick(array);
+        check_ndim(array, ndim)?;
+        slice_out(out, ndim, "output dimensions")?.copy_from_slice(dims);
+        Ok(())
+    })
+}
+
+fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
+    let actual = array.metadata().shape.len();
+    if ndim != actual {
+        return Err(Error::InvalidArgument(format!(
+            "ndim {ndim} does not match array {:?}, which has {actual} dimensions",
+            array.path()
+        )));
+    }
+    Ok(())
+}
+
+/// Hands a JSON value to the caller as text.
+fn json_out(
+    array: *const zarr_array,
+    out: *mut *mut c_char,
+    make: fn(&Array) -> Result<serde_json::Value>,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let out = out_arg(out, "out_json")?;
+        give_string(out, make(array)?.to_string())
+    })
+}
+
+/// Creates an array at `path` ("" is the store root) from a `.zarray` JSON document.
+/// `shape`, `chunks` and `dtype` are required; the other keys default to: `zarr_format` 2,
+/// `compressor` null, `fill_value` 0, `order` "C", `filters` null, `dimension_separator` ".".
+/// Missing ancestor groups are created. An existing array or group at `path` is
+/// `ZARR_ERR_ALREADY_EXISTS`. On success `*out_array` receives a handle for `zarr_array_close`.
+///
+/// # Safety
+/// `store` must be a live handle, `path` and `zarray_json` NUL-terminated strings, and
+/// `out_array` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_create(
+    store: *mut zarr_store,
+    path: *const c_char,
+    zarray_json: *const c_char,
+    out_array: *mut *mut zarr_array,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let path = str_arg(path, "path")?;
+        let json = str_arg(zarray_json, "zarray_json")?;
+        let out = out_arg(out_array, "out_array")?;
+        let inner = Array::create(store.inner.clone(), path, json)?;
+        give_handle(out, zarr_array { inner });
+        Ok(())
+    })
+}
+
+/// Opens the array at `path`; `ZARR_ERR_NOT_FOUND` when there is none.
+///
+/// # Safety
+/// `store` must be a live handle, `path` a NUL-terminated string, `out_array` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_open(
+    store: *mut zarr_store,
+    path: *const c_char,
+    out_array: *mut *mut zarr_array,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let path = str_arg(path, "path")?;
+        let out = out_arg(out_array, "out_array")?;
+        let inner = Array::open(store.inner.clone(), path)?;
+        give_handle(out, zarr_array { inner });
+        Ok(())
+    })
+}
+
+/// Releases an array handle. NULL is a harmless no-op.
+///
+/// # Safety
+/// `array` must be NULL or a handle that was not closed yet.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_close(array: *mut zarr_array) -> zarr_status {
+    close_handle(array)
+}
+
+/// The number of dimensions (0 for a scalar array).
+///
+/// # Safety
+/// `array` must be a live handle and `out_ndim` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_ndim(
+    array: *const zarr_array,
+    out_ndim: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        *out_arg(out_ndim, "out_ndim")? = array.metadata().shape.len();
+        Ok(())
+    })
+}
+
+/// Writes the array's shape into `out_shape` (`ndim` entries; `ndim` must match the array).
+///
+/// # Safety
+/// `array` must be a live handle and `out_shape` hold `ndim` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_shape(
+    array: *const zarr_array,
+    ndim: usize,
+    out_shape: *mut u64,
+) -> zarr_status {
+    dims_out(array, ndim, out_shape, |a| &a.metadata().shape)
+}
+
+/// Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array).
+///
+/// # Safety
+/// `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunks(
+    array: *const zarr_array,
+    ndim: usize,
+    out_chunks: *mut u64,
+) -> zarr_status {
+    dims_out(array, ndim, out_chunks, |a| &a.metadata().chunks)
+}
+
+/// The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.
+///
+/// # Safety
+/// `array` must be a live handle; the outputs writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dtype(
+    array: *const zarr_array,
+    out_kind: *mut zarr_dtype_kind,
+    out_itemsize: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let dtype = array_arg(array)?.metadata().dtype;
+        let kind = out_arg(out_kind, "out_kind")?;
+        let itemsize = out_arg(out_itemsize, "out_itemsize")?;
+        *kind = match dtype.kind {
+            DataTypeKind::Bool => ZARR_DTYPE_BOOL,
+            DataTypeKind::Int => ZARR_DTYPE_INT,
+            DataTypeKind::UInt => ZARR_DTYPE_UINT,
+            DataTypeKind::Float => ZARR_DTYPE_FLOAT,
+            DataTypeKind::Complex => ZARR_DTYPE_COMPLEX,
+        };
+        *itemsize = dtype.size;
+        Ok(())
+    })
+}
+
+/// The NumPy type string as stored, e.g. `"<f8"`; free it with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_typestr` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dtype_string(
+    array: *const zarr_array,
+    out_typestr: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        give_string(
+            out_arg(out_typestr, "out_typestr")?,
+            array.metadata().dtype.typestr(),
+        )
+    })
+}
+
+/// Writes the fill value (one element, native byte order) into `out`, whose size
+/// `out_size` must equal the item size. When the metadata's fill value is `null`, writes
+/// zeros (what libzarr reads for missing chunks then) and sets `*out_is_set` to false.
+///
+/// # Safety
+/// `array` must be a live handle, `out` hold `out_size` writable bytes, `out_is_set` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_fill_value(
+    array: *const zarr_array,
+    out: *mut c_void,
+    out_size: usize,
+    out_is_set: *mut bool,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let out = slice_out(out.cast::<u8>(), out_size, "out")?;
+        let is_set = out_arg(out_is_set, "out_is_set")?;
+        let fill = array.fill_native();
+        if out_size != fill.len() {
+            return Err(Error::BufferSize(format!(
+                "fill value of {} needs {} bytes, buffer has {out_size}",
+                array.metadata().dtype.typestr(),
+                fill.len()
+            )));
+        }
+        out.copy_from_slice(fill);
+        *is_set = array.metadata().fill_value.0.is_some();
+        Ok(())
+    })
+}
+
+/// The element order inside chunks: `ZARR_ORDER_C` or `ZARR_ORDER_F`. (Caller buffers are
+/// always C order, whatever this says.)
+///
+/// # Safety
+/// `array` must be a live handle and `out_order` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_order(
+    array: *const zarr_array,
+    out_order: *mut zarr_order,
+) -> zarr_status {
+    run(|| {
+        let order = array_arg(array)?.metadata().order;
+        *out_arg(out_order, "out_order")? = match order {
+            Order::C => ZARR_ORDER_C,
+            Order::F => ZARR_ORDER_F,
+        };
+        Ok(())
+    })
+}
+
+/// The compressor configuration as JSON (`"null"` when there is none); free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_compressor_json(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    json_out(array, out_json, |a| {
+        Ok(a.metadata_json()["compressor"].clone())
+    })
+}
+
+/// The filter configurations as a JSON list (`"null"` when there are none); free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_filters_json(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    json_out(
+        array,
+        out_json,
+        |a| Ok(a.metadata_json()["filters"].clone()),
+    )
+}
+
+/// The whole `.zarray` document as JSON; free with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_metadata_json(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    json_out(array, out_json, |a| Ok(a.metadata_json()))
+}
+
+/// The user attributes (`.zattrs`) as a JSON object (`"{}"` when there are none); free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attrs_get(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    json_out(array, out_json, Array::attributes)
+}
+
+/// Replaces the user attributes with `attrs_json`, which must be a JSON object
+/// (`ZARR_ERR_INVALID_METADATA` otherwise).
+///
+/// # Safety
+/// `array` must be a live handle and `attrs_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attrs_set(
+    array: *mut zarr_array,
+    attrs_json: *const c_char,
+) -> zarr_status {
+    run(|| array_arg(array)?.set_attributes(str_arg(attrs_json, "attrs_json")?))
+}
+
+/// Reads the box of `count[d]` elements from `start[d]` in each of `ndim` dimensions into
+/// `out`: C order, native byte order, `out_size` = product of `count` × item size bytes.
+/// Chunks never written read as the fill value. Chunks are decoded in parallel.
+///
+/// # Safety
+/// `array` must be a live handle, `start`/`count` hold `ndim` entries, `out` `out_size`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read(
+    array: *const zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    out: *mut c_void,
+    out_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        check_ndim(array, ndim)?;
+        let start = slice_arg(start, ndim, "start")?;
+        let count = slice_arg(count, ndim, "count")?;
+        let out = slice_out(out.cast::<u8>(), out_size, "out")?;
+        array.read_region(start, count, out)
+    })
+}
+
+/// Writes the box of `count[d]` elements from `start[d]` from `data` (C order, native byte
+/// order, `data_size` = product of `count` × item size bytes). Chunks wholly inside the box
+/// are encoded directly; partly covered chunks are read, patched and re-encoded under a
+/// per-chunk lock, so threads writing disjoint boxes of one array lose nothing.
+///
+/// # Safety
+/// `array` must be a live handle, `start`/`count` hold `ndim` entries, `data` `data_size`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write(
+    array: *mut zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        check_ndim(array, ndim)?;
+        let start = slice_arg(start, ndim, "start")?;
+        let count = slice_arg(count, ndim, "count")?;
+        let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
+        array.write_region(start, count, data)
+    })
+}

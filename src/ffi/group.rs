@@ -1,0 +1,122 @@
+//! `zarr_group`: create, open, list and annotate groups.
+
+use super::boundary::{close_handle, give_handle, give_string, out_arg, ref_arg, run, str_arg};
+use super::status::zarr_status;
+use super::store::zarr_store;
+use crate::group::Group;
+use crate::store::StoreHandle;
+use std::ffi::c_char;
+use std::sync::Arc;
+
+/// An open group. Safe to use from several threads at once.
+#[allow(non_camel_case_types)]
+pub struct zarr_group {
+    pub(crate) inner: Group,
+}
+
+/// Shared body of `zarr_group_create` and `zarr_group_open`.
+fn group_call(
+    store: *mut zarr_store,
+    path: *const c_char,
+    out_group: *mut *mut zarr_group,
+    make: fn(Arc<StoreHandle>, &str) -> crate::error::Result<Group>,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let path = str_arg(path, "path")?;
+        let out = out_arg(out_group, "out_group")?;
+        give_handle(
+            out,
+            zarr_group {
+                inner: make(store.inner.clone(), path)?,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Creates a group at `path` ("" is the root) and any missing ancestor groups. If a group
+/// already exists there it is opened; an array there is `ZARR_ERR_ALREADY_EXISTS`.
+///
+/// # Safety
+/// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create(
+    store: *mut zarr_store,
+    path: *const c_char,
+    out_group: *mut *mut zarr_group,
+) -> zarr_status {
+    group_call(store, path, out_group, Group::create)
+}
+
+/// Opens the group at `path`; `ZARR_ERR_NOT_FOUND` when there is none.
+///
+/// # Safety
+/// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_open(
+    store: *mut zarr_store,
+    path: *const c_char,
+    out_group: *mut *mut zarr_group,
+) -> zarr_status {
+    group_call(store, path, out_group, Group::open)
+}
+
+/// Releases a group handle. NULL is a harmless no-op.
+///
+/// # Safety
+/// `group` must be NULL or a handle that was not closed yet.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status {
+    close_handle(group)
+}
+
+/// The group's direct members as JSON: `{"arrays": [names...], "groups": [names...]}`,
+/// names sorted; free with `zarr_string_free`.
+///
+/// # Safety
+/// `group` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_list(
+    group: *const zarr_group,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let out = out_arg(out_json, "out_json")?;
+        give_string(out, group.members()?.to_json().to_string())
+    })
+}
+
+/// The group's user attributes (`.zattrs`) as a JSON object (`"{}"` when none); free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `group` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attrs_get(
+    group: *const zarr_group,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let out = out_arg(out_json, "out_json")?;
+        give_string(out, group.attributes()?.to_string())
+    })
+}
+
+/// Replaces the group's user attributes with `attrs_json`, a JSON object.
+///
+/// # Safety
+/// `group` must be a live handle and `attrs_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attrs_set(
+    group: *mut zarr_group,
+    attrs_json: *const c_char,
+) -> zarr_status {
+    run(|| {
+        ref_arg(group, "group")?
+            .inner
+            .set_attributes(str_arg(attrs_json, "attrs_json")?)
+    })
+}

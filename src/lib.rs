@@ -1,0 +1,24 @@
+//! libzarr: a Zarr v2 implementation in Rust with a C ABI (`include/zarr.h`).
+//!
+//! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`group`]/[`hierarchy`]
+//! (nodes, paths, attributes), [`array`] (selections to per-chunk work), [`chunk_grid`] and
+//! [`strided`] (index arithmetic and the one copy), [`codec`], [`dtype`], [`metadata`],
+//! [`store`]. See `ARCHITECTURE.md`.
+
+pub mod array;
+pub mod chunk_grid;
+pub mod codec;
+pub mod dtype;
+pub mod error;
+pub mod ffi;
+pub mod group;
+pub mod hierarchy;
+pub mod metadata;
+pub mod path;
+pub mod store;
+pub mod strided;
+
+pub use array::Array;
+pub use error::{Error, Result};
+pub use group::Group;
+pub use store::{OpenMode, StoreHandle};

@@ -1,0 +1,117 @@
+//! The JSON documents of a Zarr v2 hierarchy: `.zarray`, `.zgroup`, `.zattrs`.
+
+use crate::error::{Error, Result};
+use serde_json::Value;
+
+mod zarray;
+
+pub use zarray::{ArrayMetadata, DimensionSeparator, Order};
+
+/// Key of an array's metadata document.
+pub const ZARRAY: &str = ".zarray";
+/// Key of a group's metadata document.
+pub const ZGROUP: &str = ".zgroup";
+/// Key of a node's user attributes.
+pub const ZATTRS: &str = ".zattrs";
+
+/// Serialises JSON the way zarr-python does: keys sorted at every level, four-space indent.
+pub fn to_document(value: &Value) -> Vec<u8> {
+    use serde::Serialize;
+    let sorted = sort_keys(value);
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    sorted
+        .serialize(&mut ser)
+        .expect("serialising a JSON value cannot fail");
+    out
+}
+
+fn sort_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sort_keys(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Parses a stored JSON document, naming its key on failure.
+pub fn parse_document(bytes: &[u8], key: &str) -> Result<Value> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::InvalidMetadata(format!("{key:?} is not valid JSON: {e}")))
+}
+
+/// Checks a `.zgroup` document: an object whose `zarr_format` is 2.
+pub fn check_group_document(doc: &Value, key: &str) -> Result<()> {
+    match doc.get("zarr_format") {
+        Some(v) if v.as_u64() == Some(2) => Ok(()),
+        Some(v) => Err(Error::Unsupported(format!(
+            "{key:?}: zarr_format {v} (only 2 is supported)"
+        ))),
+        None => Err(Error::InvalidMetadata(format!(
+            "{key:?} has no zarr_format"
+        ))),
+    }
+}
+
+/// The `.zgroup` document libzarr writes.
+pub fn group_document() -> Vec<u8> {
+    to_document(&serde_json::json!({ "zarr_format": 2 }))
+}
+
+/// Parses user attributes (`.zattrs` or a caller's JSON): must be a JSON object.
+pub fn parse_attributes(text: &[u8], what: &str) -> Result<Value> {
+    let value: Value = serde_json::from_slice(text)
+        .map_err(|e| Error::InvalidMetadata(format!("{what} is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(Error::InvalidMetadata(format!(
+            "{what} must be a JSON object, got {value}"
+        )));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn documents_are_sorted_and_indented_like_zarr_python() {
+        let doc = to_document(&json!({"b": 1, "a": {"z": [1, 2], "c": null}}));
+        let text = String::from_utf8(doc).unwrap();
+        assert_eq!(
+            text,
+            "{\n    \"a\": {\n        \"c\": null,\n        \"z\": [\n            1,\n            2\n        ]\n    },\n    \"b\": 1\n}"
+        );
+    }
+
+    #[test]
+    fn attributes_must_be_objects() {
+        assert!(parse_attributes(b"{\"a\": 1}", "x").is_ok());
+        assert!(matches!(
+            parse_attributes(b"[1]", "x"),
+            Err(Error::InvalidMetadata(_))
+        ));
+        assert!(matches!(
+            parse_attributes(b"{", "x"),
+            Err(Error::InvalidMetadata(_))
+        ));
+    }
+
+    #[test]
+    fn group_documents_need_format_2() {
+        assert!(check_group_document(&json!({"zarr_format": 2}), "k").is_ok());
+        assert!(check_group_document(&json!({"zarr_format": 3}), "k").is_err());
+        assert!(check_group_document(&json!({}), "k").is_err());
+    }
+}

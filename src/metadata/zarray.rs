@@ -1,0 +1,249 @@
+//! The `.zarray` document.
+
+use crate::dtype::{DataType, FillValue};
+use crate::error::{Error, Result};
+use serde_json::{json, Map, Value};
+
+/// Layout of elements inside a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Row-major: the last dimension varies fastest.
+    C,
+    /// Column-major: the first dimension varies fastest.
+    F,
+}
+
+/// What separates the indices in a chunk key: `"0.0"` or `"0/0"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DimensionSeparator {
+    /// `.`, the default.
+    Dot,
+    /// `/`, nested keys.
+    Slash,
+}
+
+impl DimensionSeparator {
+    /// The separator character.
+    pub fn as_char(self) -> char {
+        match self {
+            DimensionSeparator::Dot => '.',
+            DimensionSeparator::Slash => '/',
+        }
+    }
+}
+
+/// The parsed content of a `.zarray` document.
+#[derive(Debug, Clone)]
+pub struct ArrayMetadata {
+    /// Length of each dimension.
+    pub shape: Vec<u64>,
+    /// Chunk length along each dimension (each at least 1).
+    pub chunks: Vec<u64>,
+    /// Element type.
+    pub dtype: DataType,
+    /// Compressor configuration (`None` for `null`).
+    pub compressor: Option<Value>,
+    /// Value of elements never written.
+    pub fill_value: FillValue,
+    /// Element order inside chunks.
+    pub order: Order,
+    /// Filter configurations (`None` for `null`).
+    pub filters: Option<Vec<Value>>,
+    /// Chunk key separator.
+    pub dimension_separator: DimensionSeparator,
+}
+
+impl ArrayMetadata {
+    /// Parses a stored `.zarray` document; `key` names it in errors. Every key the spec
+    /// requires must be present (a missing `filters` is read as `null`); unknown keys are ignored.
+    pub fn parse(doc: &Value, key: &str) -> Result<ArrayMetadata> {
+        Self::parse_with(doc, false).map_err(|e| e.context(key))
+    }
+
+    /// Parses the document a caller gives to create an array: `shape`, `chunks` and `dtype`
+    /// are required; the rest default to zarr_format 2, no compressor, fill value 0, order C,
+    /// no filters and separator `"."`.
+    pub fn parse_for_create(doc: &Value) -> Result<ArrayMetadata> {
+        Self::parse_with(doc, true).map_err(|e| e.context("array metadata"))
+    }
+
+    fn parse_with(doc: &Value, defaults: bool) -> Result<ArrayMetadata> {
+        let obj = doc
+            .as_object()
+            .ok_or_else(|| Error::InvalidMetadata(format!("expected a JSON object, got {doc}")))?;
+        let field = |name: &str, default: Value| -> Result<Value> {
+            match obj.get(name) {
+                Some(v) => Ok(v.clone()),
+                None if defaults || name == "filters" => Ok(default),
+                None => Err(Error::InvalidMetadata(format!(
+                    "missing required key \"{name}\""
+                ))),
+            }
+        };
+        let format = field("zarr_format", json!(2))?;
+        if format.as_u64() != Some(2) {
+            return Err(Error::Unsupported(format!(
+                "zarr_format {format} (only 2 is supported)"
+            )));
+        }
+        let shape = dims(obj, "shape", 0)?;
+        let chunks = dims(obj, "chunks", 1)?;
+        if shape.len() != chunks.len() {
+            return Err(Error::InvalidMetadata(format!(
+                "shape has {} dimensions but chunks has {}",
+                shape.len(),
+                chunks.len()
+            )));
+        }
+        let dtype = DataType::parse(obj.get("dtype").ok_or_else(|| {
+            Error::InvalidMetadata("missing required key \"dtype\"".to_string())
+        })?)?;
+        let compressor = match field("compressor", Value::Null)? {
+            Value::Null => None,
+            v @ Value::Object(_) => Some(v),
+            v => {
+                return Err(Error::InvalidMetadata(format!(
+                    "compressor must be an object or null, got {v}"
+                )))
+            }
+        };
+        let fill_value = FillValue::parse(&field("fill_value", json!(0))?, &dtype)?;
+        let order_value = field("order", json!("C"))?;
+        let order = match order_value.as_str() {
+            Some("C") => Order::C,
+            Some("F") => Order::F,
+            _ => {
+                return Err(Error::InvalidMetadata(format!(
+                    "order must be \"C\" or \"F\", got {order_value}"
+                )))
+            }
+        };
+        let filters = match field("filters", Value::Null)? {
+            Value::Null => None,
+            Value::Array(list) if list.iter().all(Value::is_object) => Some(list),
+            v => {
+                return Err(Error::InvalidMetadata(format!(
+                    "filters must be a list of objects or null, got {v}"
+                )))
+            }
+        };
+        let dimension_separator = match obj.get("dimension_separator") {
+            None | Some(Value::Null) => DimensionSeparator::Dot,
+            Some(v) if v == "." => DimensionSeparator::Dot,
+            Some(v) if v == "/" => DimensionSeparator::Slash,
+            Some(v) => {
+                return Err(Error::InvalidMetadata(format!(
+                    "dimension_separator must be \".\" or \"/\", got {v}"
+                )))
+            }
+        };
+        Ok(ArrayMetadata {
+            shape,
+            chunks,
+            dtype,
+            compressor,
+            fill_value,
+            order,
+            filters,
+            dimension_separator,
+        })
+    }
+
+    /// The `.zarray` document for this metadata, with every key zarr-python writes.
+    pub fn to_value(&self) -> Value {
+        json!({
+            "zarr_format": 2,
+            "shape": self.shape,
+            "chunks": self.chunks,
+            "dtype": self.dtype.typestr(),
+            "compressor": self.compressor,
+            "fill_value": self.fill_value.to_json(&self.dtype),
+            "order": match self.order { Order::C => "C", Order::F => "F" },
+            "filters": self.filters,
+            "dimension_separator": self.dimension_separator.as_char().to_string(),
+        })
+    }
+}
+
+/// Reads a list of dimension lengths, each at least `min`.
+fn dims(obj: &Map<String, Value>, name: &str, min: u64) -> Result<Vec<u64>> {
+    let value = obj
+        .get(name)
+        .ok_or_else(|| Error::InvalidMetadata(format!("missing required key \"{name}\"")))?;
+    let list = value.as_array().ok_or_else(|| {
+        Error::InvalidMetadata(format!("{name} must be a list of integers, got {value}"))
+    })?;
+    list.iter()
+        .map(|v| match v.as_u64() {
+            Some(n) if n >= min => Ok(n),
+            _ => Err(Error::InvalidMetadata(format!(
+                "{name} must hold integers >= {min}, got {value}"
+            ))),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zarr_python_doc() -> Value {
+        json!({
+            "chunks": [10, 10], "compressor": {"id": "zlib", "level": 1}, "dtype": "<f8",
+            "fill_value": "NaN", "filters": null, "order": "F", "shape": [100, 95],
+            "zarr_format": 2, "dimension_separator": "/", "something_new": 1
+        })
+    }
+
+    #[test]
+    fn parses_what_zarr_python_writes() {
+        let m = ArrayMetadata::parse(&zarr_python_doc(), "a/.zarray").unwrap();
+        assert_eq!(m.shape, vec![100, 95]);
+        assert_eq!(m.order, Order::F);
+        assert_eq!(m.dimension_separator, DimensionSeparator::Slash);
+        let mut expected = zarr_python_doc();
+        expected.as_object_mut().unwrap().remove("something_new");
+        assert_eq!(m.to_value(), expected);
+    }
+
+    #[test]
+    fn creation_fills_in_defaults() {
+        let m =
+            ArrayMetadata::parse_for_create(&json!({"shape": [4], "chunks": [2], "dtype": "<i4"}))
+                .unwrap();
+        assert_eq!(m.to_value()["fill_value"], json!(0));
+        assert_eq!(m.to_value()["order"], json!("C"));
+        assert_eq!(m.compressor, None);
+        assert!(
+            ArrayMetadata::parse(&json!({"shape": [4], "chunks": [2], "dtype": "<i4"}), "k")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn refuses_inconsistent_documents() {
+        let base = zarr_python_doc();
+        for (key, value) in [
+            ("zarr_format", json!(3)),
+            ("shape", json!([10])),
+            ("shape", json!([-1, 2])),
+            ("chunks", json!([0, 10])),
+            ("chunks", json!("10")),
+            ("dtype", json!("<q8")),
+            ("order", json!("X")),
+            ("filters", json!(5)),
+            ("compressor", json!("zlib")),
+            ("dimension_separator", json!("-")),
+            ("fill_value", json!("nope")),
+        ] {
+            let mut doc = base.clone();
+            doc[key] = value;
+            let err = ArrayMetadata::parse(&doc, "x/.zarray").unwrap_err();
+            assert!(err.to_string().contains("x/.zarray"), "{err}");
+        }
+        let mut doc = base.clone();
+        doc.as_object_mut().unwrap().remove("fill_value");
+        let err = ArrayMetadata::parse(&doc, "k").unwrap_err();
+        assert!(err.to_string().contains("fill_value"), "{err}");
+    }
+}

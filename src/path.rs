@@ -1,0 +1,116 @@
+//! Logical paths and store keys, normalised as the Zarr v2 specification requires.
+
+use crate::error::{Error, Result};
+
+/// Normalises a logical path: `\` becomes `/`, leading and trailing `/` are stripped and runs
+/// of `/` collapse into one. A `.` or `..` segment, or a NUL character, is an error.
+/// The root is the empty string.
+pub fn normalize(path: &str) -> Result<String> {
+    if path.contains('\0') {
+        return Err(Error::InvalidPath(format!(
+            "{path:?} contains a NUL character"
+        )));
+    }
+    let replaced = path.replace('\\', "/");
+    let segments: Vec<&str> = replaced.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(bad) = segments.iter().find(|s| **s == "." || **s == "..") {
+        return Err(Error::InvalidPath(format!(
+            "{path:?} has a {bad:?} segment, which Zarr forbids"
+        )));
+    }
+    Ok(segments.join("/"))
+}
+
+/// The key of `name` below the normalised logical path `path` (`"a/b"` + `".zarray"` is
+/// `"a/b/.zarray"`; the root has no prefix).
+pub fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}/{name}")
+    }
+}
+
+/// The logical paths of every ancestor of `path`, root first (`"a/b/c"` gives `"", "a", "a/b"`).
+pub fn ancestors(path: &str) -> Vec<String> {
+    if path.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![String::new()];
+    let segments: Vec<&str> = path.split('/').collect();
+    for end in 1..segments.len() {
+        out.push(segments[..end].join("/"));
+    }
+    out
+}
+
+/// Checks that a store key is safe to map onto a file system: non-empty `/`-separated segments,
+/// none of them `.` or `..`, no NUL and no leading `/`.
+pub fn validate_key(key: &str) -> Result<()> {
+    let bad = key.is_empty()
+        || key.contains('\0')
+        || key
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == "..");
+    if bad {
+        return Err(Error::InvalidPath(format!(
+            "store key {key:?} is not a valid key"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a key prefix: empty (the root) or a valid key followed by `/`.
+pub fn validate_prefix(prefix: &str) -> Result<()> {
+    match prefix.strip_suffix('/') {
+        _ if prefix.is_empty() => Ok(()),
+        Some(inner) => validate_key(inner),
+        None => Err(Error::InvalidPath(format!(
+            "key prefix {prefix:?} must be empty or end with '/'"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_as_the_spec_says() {
+        assert_eq!(normalize("").unwrap(), "");
+        assert_eq!(normalize("/").unwrap(), "");
+        assert_eq!(normalize("//a//b/").unwrap(), "a/b");
+        assert_eq!(normalize("\\a\\b").unwrap(), "a/b");
+        assert_eq!(normalize("a.b/..c").unwrap(), "a.b/..c");
+    }
+
+    #[test]
+    fn refuses_dot_segments_and_nul() {
+        for bad in ["a/../b", "./x", "a/.", "..", "a\\..\\b", "a\0b"] {
+            assert!(
+                matches!(normalize(bad), Err(Error::InvalidPath(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn joins_and_lists_ancestors() {
+        assert_eq!(join("", ".zgroup"), ".zgroup");
+        assert_eq!(join("a/b", ".zarray"), "a/b/.zarray");
+        assert_eq!(ancestors("a/b/c"), vec!["", "a", "a/b"]);
+        assert!(ancestors("").is_empty());
+    }
+
+    #[test]
+    fn validates_keys_and_prefixes() {
+        assert!(validate_key("a/0.0").is_ok());
+        for bad in ["", "/a", "a//b", "a/", "../x", "a/./b", "a\0"] {
+            assert!(validate_key(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_prefix("").is_ok());
+        assert!(validate_prefix("a/b/").is_ok());
+        assert!(validate_prefix("a/b").is_err());
+        assert!(validate_prefix("../").is_err());
+    }
+}

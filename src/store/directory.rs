@@ -1,0 +1,206 @@
+//! A store on the local file system: key `a/b/0.0` is the file `<root>/a/b/0.0`.
+
+use super::{OpenMode, Store};
+use crate::error::{Error, Result};
+use crate::path::{validate_key, validate_prefix};
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Marks the temporary files a write goes through; listings never show them.
+const TEMP_MARKER: &str = ".libzarr-partial-";
+
+/// A directory on disk holding one key per file; `/` in keys makes subdirectories.
+/// Writes go to a temporary file in the same directory that is then renamed over the key,
+/// so a crash never leaves a torn value behind.
+#[derive(Debug)]
+pub struct DirectoryStore {
+    root: PathBuf,
+    temp_counter: AtomicU64,
+}
+
+impl DirectoryStore {
+    /// Opens the directory `root`. In [`OpenMode::Write`] it is created if missing; in
+    /// [`OpenMode::Read`] a missing directory is [`Error::NotFound`].
+    pub fn open(root: &str, mode: OpenMode) -> Result<Self> {
+        if root.is_empty() {
+            return Err(Error::InvalidArgument("store location is empty".into()));
+        }
+        let path = PathBuf::from(root);
+        match fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::InvalidArgument(format!(
+                    "store location {root:?} exists but is not a directory"
+                )))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => match mode {
+                OpenMode::Read => {
+                    return Err(Error::NotFound(format!(
+                        "store directory {root:?} does not exist"
+                    )))
+                }
+                OpenMode::Write => fs::create_dir_all(&path)
+                    .map_err(|e| Error::io(format!("creating {root:?}"), e))?,
+            },
+            Err(e) => return Err(Error::io(format!("store location {root:?}"), e)),
+        }
+        Ok(DirectoryStore {
+            root: path,
+            temp_counter: AtomicU64::new(0),
+        })
+    }
+
+    fn file(&self, key: &str) -> Result<PathBuf> {
+        validate_key(key)?;
+        Ok(self.root.join(key))
+    }
+
+    fn dir(&self, prefix: &str) -> Result<PathBuf> {
+        validate_prefix(prefix)?;
+        Ok(self.root.join(prefix.trim_end_matches('/')))
+    }
+
+    /// Names in one directory, without temporary files; a missing directory is empty.
+    fn read_dir_names(dir: &Path) -> Result<Vec<(String, bool)>> {
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                return Ok(Vec::new())
+            }
+            Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if name.contains(TEMP_MARKER) {
+                continue;
+            }
+            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            names.push((name, is_dir));
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn collect_below(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
+        for (name, is_dir) in Self::read_dir_names(dir)? {
+            let key = format!("{prefix}{name}");
+            if is_dir {
+                Self::collect_below(&dir.join(&name), &format!("{key}/"), out)?;
+            } else {
+                out.push(key);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Store for DirectoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let file = self.file(key)?;
+        match fs::read(&file) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(None)
+            }
+            Err(e) if file.is_dir() => Err(Error::io(format!("key {key:?} is a directory"), e)),
+            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+        }
+    }
+
+    fn contains(&self, key: &str) -> Result<bool> {
+        Ok(self.file(key)?.is_file())
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let file = self.file(key)?;
+        let parent = file.parent().unwrap_or(&self.root);
+        fs::create_dir_all(parent)
+            .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("key");
+        let counter = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        let temp = parent.join(format!(
+            ".{name}{TEMP_MARKER}{}-{counter}",
+            std::process::id()
+        ));
+        let write = || -> std::io::Result<()> {
+            let mut f = fs::File::create(&temp)?;
+            f.write_all(value)?;
+            fs::rename(&temp, &file)
+        };
+        write().map_err(|e| {
+            let _ = fs::remove_file(&temp);
+            Error::io(format!("writing {}", file.display()), e)
+        })
+    }
+
+    fn erase(&self, key: &str) -> Result<()> {
+        let file = self.file(key)?;
+        match fs::remove_file(&file) {
+            Ok(()) => Ok(()),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
+            Err(e) => Err(Error::io(format!("removing {}", file.display()), e)),
+        }
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        Self::collect_below(&self.dir(prefix)?, prefix, &mut out)?;
+        Ok(out)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        Ok(Self::read_dir_names(&self.dir(prefix)?)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_root(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("libzarr-dir-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn behaves_like_a_store() {
+        let root = temp_root("store");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write).unwrap();
+        super::super::tests::exercise_store(&store);
+        assert!(
+            root.join("a/1/0").is_file(),
+            "nested keys become subdirectories"
+        );
+        assert!(!root.parent().unwrap().join("x").exists());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn read_mode_needs_an_existing_directory() {
+        let root = temp_root("missing");
+        let err = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Read).unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)));
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn listing_hides_temporary_files() {
+        let root = temp_root("temp");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write).unwrap();
+        store.set("k", b"v").unwrap();
+        fs::write(root.join(format!(".k{TEMP_MARKER}1-1")), b"partial").unwrap();
+        assert_eq!(store.list_dir("").unwrap(), vec!["k"]);
+        assert_eq!(store.list_prefix("").unwrap(), vec!["k"]);
+        fs::remove_dir_all(&root).unwrap();
+    }
+}

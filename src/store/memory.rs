@@ -1,0 +1,86 @@
+//! An in-memory store: a sorted map from key to bytes.
+
+use super::Store;
+use crate::error::Result;
+use crate::path::{validate_key, validate_prefix};
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+/// A store that keeps every key in memory; it disappears with its last handle.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    entries: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.entries.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.entries.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn keys_below<'a>(
+        map: &'a BTreeMap<String, Vec<u8>>,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = &'a String> + 'a {
+        map.range(prefix.to_string()..)
+            .map(|(k, _)| k)
+            .take_while(move |k| k.starts_with(prefix))
+    }
+}
+
+impl Store for MemoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        Ok(self.read().get(key).cloned())
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        self.write().insert(key.to_string(), value.to_vec());
+        Ok(())
+    }
+
+    fn erase(&self, key: &str) -> Result<()> {
+        validate_key(key)?;
+        self.write().remove(key);
+        Ok(())
+    }
+
+    fn contains(&self, key: &str) -> Result<bool> {
+        validate_key(key)?;
+        Ok(self.read().contains_key(key))
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_prefix(prefix)?;
+        Ok(Self::keys_below(&self.read(), prefix).cloned().collect())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_prefix(prefix)?;
+        let map = self.read();
+        let mut names: Vec<String> = Self::keys_below(&map, prefix)
+            .map(|k| {
+                k[prefix.len()..]
+                    .split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn behaves_like_a_store() {
+        super::super::tests::exercise_store(&super::MemoryStore::default());
+    }
+}

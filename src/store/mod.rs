@@ -1,0 +1,177 @@
+//! Key/value stores behind one trait, and the [`StoreHandle`] that arrays and groups share.
+
+use crate::error::{Error, Result};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+mod directory;
+mod memory;
+
+pub use directory::DirectoryStore;
+pub use memory::MemoryStore;
+
+/// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
+/// empty or end with `/`. Implementations must be safe to use from several threads at once.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// The value under `key`, or `None` if there is none.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Stores `value` under `key`, replacing any previous value atomically.
+    fn set(&self, key: &str, value: &[u8]) -> Result<()>;
+    /// Removes `key`; removing a missing key is not an error.
+    fn erase(&self, key: &str) -> Result<()>;
+    /// Whether `key` holds a value.
+    fn contains(&self, key: &str) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+    /// Every key that starts with `prefix`, at any depth, sorted.
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
+    /// The names one level below `prefix` (keys and "directories" alike), sorted, without
+    /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+}
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Reading only: every mutation is refused with [`Error::ReadOnly`].
+    Read,
+    /// Reading and writing; a directory store's root is created if missing.
+    Write,
+}
+
+/// Number of lock stripes guarding read-modify-write of chunks.
+const CHUNK_LOCK_STRIPES: usize = 256;
+
+/// An open store: the backend, the mode it was opened with, and the chunk locks that make
+/// partial-chunk writes through any array of this store safe against each other.
+#[derive(Debug)]
+pub struct StoreHandle {
+    backend: Box<dyn Store>,
+    mode: OpenMode,
+    location: String,
+    chunk_locks: Vec<Mutex<()>>,
+}
+
+impl StoreHandle {
+    /// Opens `location`: `"memory:"` for a new in-memory store, anything else a directory path.
+    pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
+        let backend: Box<dyn Store> = if location == "memory:" {
+            Box::new(MemoryStore::default())
+        } else {
+            Box::new(DirectoryStore::open(location, mode)?)
+        };
+        Ok(Arc::new(StoreHandle {
+            backend,
+            mode,
+            location: location.to_string(),
+            chunk_locks: (0..CHUNK_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+        }))
+    }
+
+    /// Where the store lives, as given to [`StoreHandle::open`].
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The value under `key`, if any.
+    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.backend.get(key)
+    }
+
+    /// Whether `key` holds a value.
+    pub fn contains(&self, key: &str) -> Result<bool> {
+        self.backend.contains(key)
+    }
+
+    /// Stores a value; refused on a read-only store.
+    pub fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.check_writable(key)?;
+        self.backend.set(key, value)
+    }
+
+    /// Removes a key; refused on a read-only store.
+    pub fn erase(&self, key: &str) -> Result<()> {
+        self.check_writable(key)?;
+        self.backend.erase(key)
+    }
+
+    /// Every key below `prefix`.
+    pub fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.backend.list_prefix(prefix)
+    }
+
+    /// The names one level below `prefix`.
+    pub fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        self.backend.list_dir(prefix)
+    }
+
+    /// Fails with [`Error::ReadOnly`] naming `what` unless the store is writable.
+    pub fn check_writable(&self, what: &str) -> Result<()> {
+        match self.mode {
+            OpenMode::Write => Ok(()),
+            OpenMode::Read => Err(Error::ReadOnly(format!(
+                "cannot modify {what:?}: store {:?} was opened read-only",
+                self.location
+            ))),
+        }
+    }
+
+    /// Locks the stripe that guards `key` for a read-modify-write cycle.
+    pub fn lock_chunk(&self, key: &str) -> MutexGuard<'_, ()> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+        let stripe = &self.chunk_locks[(hash % CHUNK_LOCK_STRIPES as u64) as usize];
+        // A poisoned stripe only means another writer panicked; the data it guards is the
+        // store's, which stays consistent because every write replaces a key atomically.
+        stripe
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Behaviour every backend must share.
+    pub fn exercise_store(store: &dyn Store) {
+        assert_eq!(store.get("a/.zarray").unwrap(), None);
+        store.set("a/.zarray", b"{}").unwrap();
+        store.set("a/0.0", b"x").unwrap();
+        store.set("a/1/0", b"y").unwrap();
+        store.set("b", b"z").unwrap();
+        store.set("b", b"zz").unwrap();
+        assert_eq!(store.get("b").unwrap().unwrap(), b"zz");
+        assert!(store.contains("a/0.0").unwrap());
+        assert_eq!(store.list_dir("").unwrap(), vec!["a", "b"]);
+        assert_eq!(store.list_dir("a/").unwrap(), vec![".zarray", "0.0", "1"]);
+        assert_eq!(
+            store.list_prefix("a/").unwrap(),
+            vec!["a/.zarray", "a/0.0", "a/1/0"]
+        );
+        assert!(store.list_dir("missing/").unwrap().is_empty());
+        store.erase("a/0.0").unwrap();
+        store.erase("a/0.0").unwrap();
+        assert!(!store.contains("a/0.0").unwrap());
+        for bad in ["../x", "a/../../x", "/etc/passwd", "", "a//b"] {
+            assert!(
+                matches!(store.set(bad, b"!"), Err(Error::InvalidPath(_))),
+                "{bad}"
+            );
+            assert!(store.get(bad).is_err(), "{bad}");
+        }
+        assert!(store.list_dir("../").is_err());
+    }
+
+    #[test]
+    fn read_only_handle_refuses_mutation() {
+        let dir = std::env::temp_dir().join(format!("libzarr-ro-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rw = StoreHandle::open(dir.to_str().unwrap(), OpenMode::Write).unwrap();
+        rw.set("k", b"v").unwrap();
+        let ro = StoreHandle::open(dir.to_str().unwrap(), OpenMode::Read).unwrap();
+        assert!(matches!(ro.set("k", b"w"), Err(Error::ReadOnly(_))));
+        assert!(matches!(ro.erase("k"), Err(Error::ReadOnly(_))));
+        assert_eq!(ro.get("k").unwrap().unwrap(), b"v");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
