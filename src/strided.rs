@@ -82,8 +82,9 @@ impl SharedBuffer {
     /// The bytes `range` of the buffer, for a caller that owns that range exclusively.
     ///
     /// # Safety
-    /// No other thread may access `range` while the slice lives.
-    pub unsafe fn slice_mut(&self, range: std::ops::Range<usize>) -> Result<&mut [u8]> {
+    /// No other thread may access `range` while the slice lives, and the slice must not
+    /// outlive the buffer given to [`SharedBuffer::new`].
+    pub unsafe fn slice_mut<'a>(self, range: std::ops::Range<usize>) -> Result<&'a mut [u8]> {
         if range.start > range.end || range.end > self.len {
             return Err(Error::Internal(format!(
                 "range {range:?} outside buffer of {}",
