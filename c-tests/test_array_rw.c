@@ -288,6 +288,39 @@ out:
     CHECK_OK(zarr_store_close(s));
 }
 
+/* Overwriting stored chunks with the fill value reads back as fill (no stale chunk data),
+ * whether the chunk is covered by one write or patched piece by piece. */
+static void test_overwrite_with_fill(void) {
+    char *dir = tmpdir_make();
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_array *a = create_array(s, "w", "{\"shape\":[6,6],\"chunks\":[3,3],\"dtype\":\"<i4\","
+                                         "\"fill_value\":9,\"compressor\":" ZLIB "}");
+    int32_t data[36], nines[36], back[36];
+    uint64_t zero[2] = {0, 0}, all[2] = {6, 6}, start[2], count[2] = {1, 3};
+    if (!a) goto out;
+    for (int i = 0; i < 36; i++) data[i] = i, nines[i] = 9;
+    CHECK_OK(zarr_array_write(a, 2, zero, all, data, sizeof data));
+    CHECK_OK(zarr_array_write(a, 2, zero, all, nines, sizeof nines)); /* whole chunks */
+    if (CHECK_OK(zarr_array_read(a, 2, zero, all, back, sizeof back))) CHECK(memcmp(back, nines, sizeof back) == 0);
+    CHECK_OK(zarr_array_write(a, 2, zero, all, data, sizeof data));
+    for (uint64_t r = 0; r < 6; r++) /* row pieces: every chunk is patched three times */
+        for (uint64_t c = 0; c < 6; c += 3) {
+            start[0] = r, start[1] = c;
+            CHECK_OK(zarr_array_write(a, 2, start, count, nines, 3 * sizeof(int32_t)));
+        }
+    if (CHECK_OK(zarr_array_read(a, 2, zero, all, back, sizeof back))) CHECK(memcmp(back, nines, sizeof back) == 0);
+    CHECK_OK(zarr_array_close(a));
+    CHECK_OK(zarr_store_close(s));
+    /* And from disk. */
+    s = open_store(dir, ZARR_MODE_READ);
+    a = s ? open_array(s, "w") : NULL;
+    if (a && CHECK_OK(zarr_array_read(a, 2, zero, all, back, sizeof back))) CHECK(memcmp(back, nines, sizeof back) == 0);
+    CHECK_OK(zarr_array_close(a));
+out:
+    CHECK_OK(zarr_store_close(s));
+    tmpdir_remove(dir);
+}
+
 int main(void) {
     test_cases();
     test_chunk_files_on_disk();
@@ -295,5 +328,6 @@ int main(void) {
     test_zero_dim();
     test_empty_selection();
     test_overwrite();
+    test_overwrite_with_fill();
     return check_summary("test_array_rw");
 }

@@ -8,38 +8,40 @@ struct dtype_case {
     zarr_dtype_kind kind;
     size_t itemsize;
     const char *fill_json; /* NULL: leave fill_value out (default 0 / false) */
-    double fill;
+    double fill, fill_imag; /* fill_imag: complex only */
 };
 
 static const struct dtype_case DTYPES[] = {
-    {"|b1", ZARR_DTYPE_BOOL, 1, NULL, 0},
-    {"|b1", ZARR_DTYPE_BOOL, 1, "true", 1},
-    {"|i1", ZARR_DTYPE_INT, 1, "-128", -128},
-    {"<i2", ZARR_DTYPE_INT, 2, "-7", -7},
-    {">i2", ZARR_DTYPE_INT, 2, "-300", -300},
-    {"<i4", ZARR_DTYPE_INT, 4, NULL, 0},
-    {">i4", ZARR_DTYPE_INT, 4, "-2147483648", -2147483648.0},
-    {"<i8", ZARR_DTYPE_INT, 8, "-1", -1},
-    {">i8", ZARR_DTYPE_INT, 8, "-1099511627776", -1099511627776.0},
-    {"|u1", ZARR_DTYPE_UINT, 1, "255", 255},
-    {"<u2", ZARR_DTYPE_UINT, 2, "1234", 1234},
-    {">u2", ZARR_DTYPE_UINT, 2, "65535", 65535},
-    {"<u4", ZARR_DTYPE_UINT, 4, "4294967295", 4294967295.0},
-    {">u4", ZARR_DTYPE_UINT, 4, NULL, 0},
-    {"<u8", ZARR_DTYPE_UINT, 8, "4294967296", 4294967296.0},
-    {">u8", ZARR_DTYPE_UINT, 8, "17", 17},
-    {"<f2", ZARR_DTYPE_FLOAT, 2, "\"NaN\"", NAN},
-    {">f2", ZARR_DTYPE_FLOAT, 2, "-1.5", -1.5},
-    {"<f4", ZARR_DTYPE_FLOAT, 4, "\"-Infinity\"", -INFINITY},
-    {">f4", ZARR_DTYPE_FLOAT, 4, "\"NaN\"", NAN},
-    {"<f8", ZARR_DTYPE_FLOAT, 8, "\"Infinity\"", INFINITY},
-    {">f8", ZARR_DTYPE_FLOAT, 8, "\"-Infinity\"", -INFINITY},
-    {">f8", ZARR_DTYPE_FLOAT, 8, "\"NaN\"", NAN},
-    {"<f8", ZARR_DTYPE_FLOAT, 8, "-0.125", -0.125},
-    {"<c8", ZARR_DTYPE_COMPLEX, 8, NULL, 0},
-    {">c8", ZARR_DTYPE_COMPLEX, 8, NULL, 0},
-    {"<c16", ZARR_DTYPE_COMPLEX, 16, NULL, 0},
-    {">c16", ZARR_DTYPE_COMPLEX, 16, NULL, 0},
+    {"|b1", ZARR_DTYPE_BOOL, 1, NULL, 0, 0},
+    {"|b1", ZARR_DTYPE_BOOL, 1, "true", 1, 0},
+    {"|i1", ZARR_DTYPE_INT, 1, "-128", -128, 0},
+    {"<i2", ZARR_DTYPE_INT, 2, "-7", -7, 0},
+    {">i2", ZARR_DTYPE_INT, 2, "-300", -300, 0},
+    {"<i4", ZARR_DTYPE_INT, 4, NULL, 0, 0},
+    {">i4", ZARR_DTYPE_INT, 4, "-2147483648", -2147483648.0, 0},
+    {"<i8", ZARR_DTYPE_INT, 8, "-1", -1, 0},
+    {">i8", ZARR_DTYPE_INT, 8, "-1099511627776", -1099511627776.0, 0},
+    {"|u1", ZARR_DTYPE_UINT, 1, "255", 255, 0},
+    {"<u2", ZARR_DTYPE_UINT, 2, "1234", 1234, 0},
+    {">u2", ZARR_DTYPE_UINT, 2, "65535", 65535, 0},
+    {"<u4", ZARR_DTYPE_UINT, 4, "4294967295", 4294967295.0, 0},
+    {">u4", ZARR_DTYPE_UINT, 4, NULL, 0, 0},
+    {"<u8", ZARR_DTYPE_UINT, 8, "4294967296", 4294967296.0, 0},
+    {">u8", ZARR_DTYPE_UINT, 8, "17", 17, 0},
+    {"<f2", ZARR_DTYPE_FLOAT, 2, "\"NaN\"", NAN, 0},
+    {">f2", ZARR_DTYPE_FLOAT, 2, "-1.5", -1.5, 0},
+    {"<f4", ZARR_DTYPE_FLOAT, 4, "\"-Infinity\"", -INFINITY, 0},
+    {">f4", ZARR_DTYPE_FLOAT, 4, "\"NaN\"", NAN, 0},
+    {"<f8", ZARR_DTYPE_FLOAT, 8, "\"Infinity\"", INFINITY, 0},
+    {">f8", ZARR_DTYPE_FLOAT, 8, "\"-Infinity\"", -INFINITY, 0},
+    {">f8", ZARR_DTYPE_FLOAT, 8, "\"NaN\"", NAN, 0},
+    {"<f8", ZARR_DTYPE_FLOAT, 8, "-0.125", -0.125, 0},
+    {"<c8", ZARR_DTYPE_COMPLEX, 8, NULL, 0, 0},
+    {">c8", ZARR_DTYPE_COMPLEX, 8, NULL, 0, 0},
+    {"<c16", ZARR_DTYPE_COMPLEX, 16, NULL, 0, 0},
+    {">c16", ZARR_DTYPE_COMPLEX, 16, NULL, 0, 0},
+    {"<c8", ZARR_DTYPE_COMPLEX, 8, "[1.5,-2.0]", 1.5, -2.0}, /* complex fill: [real, imag] */
+    {">c16", ZARR_DTYPE_COMPLEX, 16, "[\"NaN\",\"-Infinity\"]", NAN, -INFINITY},
 };
 
 enum { ROWS = 13, COLS = 11, CROWS = 5, CCOLS = 4 }; /* 3x3 chunks, the last ones partial */
@@ -93,6 +95,7 @@ static void run_dtype(const struct dtype_case *c, const char *dir) {
     if (!a) goto out;
 
     scalar_to_elem(c->kind, is, c->fill, fill);
+    if (c->kind == ZARR_DTYPE_COMPLEX) scalar_to_elem(ZARR_DTYPE_FLOAT, is / 2, c->fill_imag, fill + is / 2);
     check_inspection(a, c, fill);
 
     /* Write rows 0..6 (chunk row 0 whole, chunk row 1 partly); the rest stays fill. */

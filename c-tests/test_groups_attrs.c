@@ -88,8 +88,11 @@ static void test_lists(void) {
 
 static void test_conflicts(void) {
     zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
-    zarr_array *a = create_array(s, "data", ARR), *oa = (zarr_array *)&s;
     zarr_group *g = NULL, *og = (zarr_group *)&s;
+    zarr_array *a = NULL, *oa = (zarr_array *)&s;
+    CHECK_OK(zarr_group_create(s, "", &g)); /* the root group */
+    CHECK_OK(zarr_group_close(g));
+    a = create_array(s, "data", ARR);
     if (!a) return;
     CHECK_OK(zarr_group_create(s, "grp", &g));
     CHECK_STATUS(zarr_group_create(s, "data", &og), ZARR_ERR_ALREADY_EXISTS);
@@ -219,7 +222,7 @@ static void run_attrs(struct node n, const char *dir, const char *path) {
     CHECK_OK(attrs_set(n, "{\"v\":1}"));
     for (size_t i = 0; i < ARRAY_LEN(not_objects); i++) {
         CHECK_CTX("%s attrs %s", path, not_objects[i]);
-        CHECK_STATUS2(attrs_set(n, not_objects[i]), ZARR_ERR_INVALID_ARGUMENT, ZARR_ERR_INVALID_METADATA);
+        CHECK_STATUS(attrs_set(n, not_objects[i]), ZARR_ERR_INVALID_METADATA); /* as zarr.h says */
     }
     for (size_t i = 0; i < ARRAY_LEN(malformed); i++) {
         CHECK_CTX("%s attrs %s", path, malformed[i]);

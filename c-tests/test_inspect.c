@@ -46,11 +46,11 @@ static void check_sorted_keys(const char *doc) {
 static void test_defaults(void) {
     char *dir = tmpdir_make();
     zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
-    zarr_array *a = create_array(s, "d", "{\"shape\":[10,20,30],\"chunks\":[5,10,7],\"dtype\":\"<f4\"}");
+    zarr_array *a = create_array(s, "d", "{\"shape\":[10,20,30],\"chunks\":[5,10,7],\"dtype\":\"<i2\"}");
     uint64_t shape[3] = {10, 20, 30}, chunks[3] = {5, 10, 7};
     zarr_order order = -1;
     char *j, *file;
-    float fill = -1;
+    int16_t fill = -1;
     bool is_set = false;
     if (!a) goto out;
     check_dims(a, 3, shape, chunks);
@@ -63,23 +63,21 @@ static void test_defaults(void) {
     CHECK_JSON_EQ(j, "null");
     zarr_string_free(j);
     CHECK_OK(zarr_array_fill_value(a, &fill, sizeof fill, &is_set));
-    CHECK(is_set && fill == 0.0f);
+    CHECK(is_set && fill == 0);
 
     j = get_json(zarr_array_metadata_json, a);
     file = (char *)file_read(strf("%s/d/.zarray", dir), NULL);
     if (j && CHECK(file != NULL)) {
         static const char *const want[] = {"\"zarr_format\":2", "\"shape\":[10,20,30]", "\"chunks\":[5,10,7]",
-                                           "\"dtype\":\"<f4\"", "\"compressor\":null", "\"fill_value\":0",
+                                           "\"dtype\":\"<i2\"", "\"compressor\":null", "\"fill_value\":0",
                                            "\"order\":\"C\"", "\"filters\":null"};
-        char *sq = json_squash(file);
         for (size_t i = 0; i < ARRAY_LEN(want); i++) {
             CHECK_JSON_HAS(j, want[i]);
             CHECK_JSON_HAS(file, want[i]);
         }
-        CHECK_JSON_EQ(j, sq); /* metadata_json is the .zarray document */
+        CHECK_JSON_SAME_OBJECT(j, file); /* metadata_json is the .zarray document */
         CHECK(strchr(file, '\n') != NULL); /* pretty-printed */
         check_sorted_keys(file);
-        free(sq);
     }
     free(file);
     zarr_string_free(j);

@@ -66,17 +66,22 @@ static void run_writers(zarr_array *a, void *(*fn)(void *), int round) {
 }
 
 static void test_concurrent_writes(void) {
-    static const char *const codecs[] = {
-        "null", "{\"id\":\"zstd\",\"level\":1}",
-        "{\"id\":\"blosc\",\"cname\":\"lz4\",\"clevel\":5,\"shuffle\":1,\"blocksize\":0}",
-        "{\"id\":\"zlib\",\"level\":1}"};
-    for (size_t c = 0; c < ARRAY_LEN(codecs); c++)
+    static const struct { const char *compressor, *order, *dtype; } cases[] = {
+        {"null", "C", "<i4"},
+        {"{\"id\":\"zstd\",\"level\":1}", "C", "<i4"},
+        {"{\"id\":\"blosc\",\"cname\":\"lz4\",\"clevel\":5,\"shuffle\":1,\"blocksize\":0}", "C", ">i4"},
+        {"{\"id\":\"zlib\",\"level\":1}", "F", "<i4"},
+        {"{\"id\":\"lz4\",\"acceleration\":1}", "F", ">i4"},
+    };
+    for (size_t c = 0; c < ARRAY_LEN(cases); c++)
         for (int where = 0; where < 2; where++) {
             char *dir = tmpdir_make();
             zarr_store *s = open_store(where ? dir : "memory:", ZARR_MODE_WRITE);
-            zarr_array *a = s ? create_array(s, "t", strf("{\"shape\":[%d,%d],\"chunks\":[8,8],\"dtype\":\"<i4\","
-                                             "\"fill_value\":-1,\"compressor\":%s}", ROWS, COLS, codecs[c])) : NULL;
-            CHECK_CTX("%s store, compressor %s", where ? "directory" : "memory", codecs[c]);
+            zarr_array *a = s ? create_array(s, "t", strf("{\"shape\":[%d,%d],\"chunks\":[8,8],\"dtype\":\"%s\","
+                                             "\"order\":\"%s\",\"fill_value\":-1,\"compressor\":%s}", ROWS, COLS,
+                                             cases[c].dtype, cases[c].order, cases[c].compressor)) : NULL;
+            CHECK_CTX("%s store, %s order %s, compressor %s", where ? "directory" : "memory", cases[c].dtype,
+                      cases[c].order, cases[c].compressor);
             if (a) {
                 for (int round = 0; round < ROUNDS; round++) run_writers(a, write_rows, round);
                 run_writers(a, write_cells, ROUNDS);

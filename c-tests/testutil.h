@@ -146,6 +146,59 @@ static inline int check_json(const char *json, const char *fragment, int exact, 
     return ok;
 }
 
+static inline int cmp_str_ptrs(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Squashed copy of a JSON object with its top-level members sorted, so that two documents
+ * that differ only in key order compare equal (malloc'd). Non-objects are just squashed. */
+static inline char *json_sorted_members(const char *json) {
+    char *sq = json_squash(json), *members[256], *out;
+    size_t n = 0, len = strlen(sq), depth = 0;
+    int in_str = 0;
+    if (len < 2 || sq[0] != '{') return sq;
+    members[n++] = sq + 1;
+    for (char *p = sq + 1; p < sq + len - 1; p++) { /* split at depth-0 commas */
+        if (in_str) {
+            if (*p == '\\') p++;
+            else if (*p == '"') in_str = 0;
+        } else if (*p == '"') in_str = 1;
+        else if (*p == '{' || *p == '[') depth++;
+        else if (*p == '}' || *p == ']') depth--;
+        else if (*p == ',' && depth == 0 && n < 256) {
+            *p = 0;
+            members[n++] = p + 1;
+        }
+    }
+    sq[len - 1] = 0;
+    qsort(members, n, sizeof members[0], cmp_str_ptrs);
+    out = malloc(len + 1);
+    strcpy(out, "{");
+    for (size_t i = 0; i < n; i++) {
+        if (i) strcat(out, ",");
+        strcat(out, members[i]);
+    }
+    strcat(out, "}");
+    free(sq);
+    return out;
+}
+
+/* Same JSON object up to whitespace and the order of its top-level keys. */
+static inline int check_json_same_object(const char *a, const char *b, const char *file, int line) {
+    char *ca, *cb;
+    int ok;
+    check_total++;
+    if (!a || !b) return check_fail_at(file, line, "JSON is NULL");
+    ca = json_sorted_members(a);
+    cb = json_sorted_members(b);
+    ok = strcmp(ca, cb) == 0;
+    if (!ok) check_fail_at(file, line, "JSON objects differ: %s vs %s", ca, cb);
+    free(ca);
+    free(cb);
+    return ok;
+}
+#define CHECK_JSON_SAME_OBJECT(a, b) check_json_same_object((a), (b), __FILE__, __LINE__)
+
 /* Fragments are written without whitespace: CHECK_JSON_HAS(j, "\"shape\":[10,20]"). */
 #define CHECK_JSON_HAS(json, frag) check_json((json), (frag), 0, 1, __FILE__, __LINE__)
 #define CHECK_JSON_LACKS(json, frag) check_json((json), (frag), 0, 0, __FILE__, __LINE__)
@@ -235,7 +288,7 @@ static inline uint16_t half_bits(double v) {
     return sign | (uint16_t)((e + 14) << 10) | (uint16_t)((2 * m - 1) * 1024);
 }
 
-/* Writes scalar v as one element of the given dtype (native byte order); complex gets (v, -v). */
+/* Writes scalar v as one element of the given dtype (native byte order); complex gets (v, 0). */
 static inline void scalar_to_elem(zarr_dtype_kind kind, size_t itemsize, double v, void *out) {
     switch (kind) {
     case ZARR_DTYPE_BOOL: *(uint8_t *)out = v != 0; break;
@@ -258,7 +311,7 @@ static inline void scalar_to_elem(zarr_dtype_kind kind, size_t itemsize, double 
         break;
     case ZARR_DTYPE_COMPLEX:
         scalar_to_elem(ZARR_DTYPE_FLOAT, itemsize / 2, v, out);
-        scalar_to_elem(ZARR_DTYPE_FLOAT, itemsize / 2, -v, (unsigned char *)out + itemsize / 2);
+        scalar_to_elem(ZARR_DTYPE_FLOAT, itemsize / 2, 0.0, (unsigned char *)out + itemsize / 2);
         break;
     }
 }
@@ -268,7 +321,11 @@ static inline void gen_elem(zarr_dtype_kind kind, size_t itemsize, uint64_t seed
     uint64_t r = rng_next(&seed);
     if (kind == ZARR_DTYPE_BOOL) *(uint8_t *)out = (uint8_t)(r & 1);
     else if (kind == ZARR_DTYPE_INT || kind == ZARR_DTYPE_UINT) memcpy(out, &r, itemsize);
-    else scalar_to_elem(kind, itemsize, (double)((int64_t)(r % 4001) - 2000) / 8.0, out);
+    else if (kind == ZARR_DTYPE_FLOAT) scalar_to_elem(kind, itemsize, (double)((int64_t)(r % 4001) - 2000) / 8.0, out);
+    else { /* complex: two different floats */
+        gen_elem(ZARR_DTYPE_FLOAT, itemsize / 2, seed, out);
+        gen_elem(ZARR_DTYPE_FLOAT, itemsize / 2, seed ^ 0x5555, (unsigned char *)out + itemsize / 2);
+    }
 }
 
 /* Fills buf with n generated elements (seeded by base + index). */

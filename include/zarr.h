@@ -339,8 +339,9 @@ zarr_status zarr_array_filters_json(const zarr_array *array, char **out_json);
 zarr_status zarr_array_metadata_json(const zarr_array *array, char **out_json);
 
 /**
- * The user attributes (`.zattrs`) as a JSON object (`"{}"` when there are none); free with
- * `zarr_string_free`.
+ * The user attributes (`.zattrs`) as the stored JSON object text (`"{}"` when there are
+ * none); free with `zarr_string_free`. Like zarr-python, libzarr accepts the bare values
+ * `NaN`, `Infinity` and `-Infinity` in attributes and passes them through.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
@@ -349,7 +350,8 @@ zarr_status zarr_array_attrs_get(const zarr_array *array, char **out_json);
 
 /**
  * Replaces the user attributes with `attrs_json`, which must be a JSON object
- * (`ZARR_ERR_INVALID_METADATA` otherwise).
+ * (`ZARR_ERR_INVALID_METADATA` otherwise; `NaN`, `Infinity` and `-Infinity` are allowed as
+ * values, as zarr-python writes them). The text is stored as given.
  *
  * # Safety
  * `array` must be a live handle and `attrs_json` a NUL-terminated string.
@@ -359,7 +361,9 @@ zarr_status zarr_array_attrs_set(zarr_array *array, const char *attrs_json);
 /**
  * Reads the box of `count[d]` elements from `start[d]` in each of `ndim` dimensions into
  * `out`: C order, native byte order, `out_size` = product of `count` × item size bytes.
- * Chunks never written read as the fill value. Chunks are decoded in parallel.
+ * Chunks never written read as the fill value. Chunks are decoded in parallel, straight into
+ * `out` where possible, so when a chunk fails to decode (`ZARR_ERR_CORRUPT_CHUNK`, `ZARR_ERR_IO`)
+ * the contents of `out` are unspecified; argument errors leave it untouched.
  *
  * # Safety
  * `array` must be a live handle, `start`/`count` hold `ndim` entries, `out` `out_size`
@@ -424,7 +428,8 @@ zarr_status zarr_group_close(zarr_group *group);
 zarr_status zarr_group_list(const zarr_group *group, char **out_json);
 
 /**
- * The group's user attributes (`.zattrs`) as a JSON object (`"{}"` when none); free with
+ * The group's user attributes (`.zattrs`) as the stored JSON object text (`"{}"` when none;
+ * `NaN`/`Infinity` values pass through as zarr-python writes them); free with
  * `zarr_string_free`.
  *
  * # Safety
@@ -433,7 +438,7 @@ zarr_status zarr_group_list(const zarr_group *group, char **out_json);
 zarr_status zarr_group_attrs_get(const zarr_group *group, char **out_json);
 
 /**
- * Replaces the group's user attributes with `attrs_json`, a JSON object.
+ * Replaces the group's user attributes with `attrs_json`, a JSON object (stored as given).
  *
  * # Safety
  * `group` must be a live handle and `attrs_json` a NUL-terminated string.

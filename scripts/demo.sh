@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds libzarr, compiles examples/demo.c with plain gcc (no CMake) and runs it on a fresh
-# store under target/. If .venv/ has zarr-python, shows what zarr-python reads back.
+# store under target/. If a virtual environment under .venv/ has zarr-python (scripts/test.sh
+# makes .venv/zarr2 and .venv/zarr3), shows what zarr-python reads back.
 # Needs only Rust (cargo), gcc and python3. Works from any directory.
 set -euo pipefail
 
@@ -17,9 +18,17 @@ echo "== run target/zarr_demo target/demo.zarr"
 rm -rf target/demo.zarr
 target/zarr_demo target/demo.zarr
 
-if [ -x .venv/bin/python ] && .venv/bin/python -c 'import zarr' 2>/dev/null; then
-    echo "== what zarr-python sees"
-    .venv/bin/python - target/demo.zarr <<'PY'
+python=""
+for candidate in .venv/bin/python .venv/zarr3/bin/python .venv/zarr2/bin/python; do
+    if [ -x "$candidate" ] && "$candidate" -c 'import zarr' 2>/dev/null; then
+        python=$candidate
+        break
+    fi
+done
+
+if [ -n "$python" ]; then
+    echo "== what zarr-python sees ($python)"
+    "$python" - target/demo.zarr <<'PY'
 import sys
 import numpy as np
 import zarr
@@ -29,7 +38,7 @@ t = root["measurements/temperature"]
 print("zarr-python", zarr.__version__)
 print("measurements attrs:", dict(root["measurements"].attrs))
 print("temperature:", t.shape, t.chunks, t.dtype, "compressor/codecs:",
-      getattr(t, "compressor", None) or getattr(t, "compressors", None))
+      getattr(t, "compressors", None) or getattr(t, "compressor", None))
 print("box [898:902, 500:503]:")
 print(np.asarray(t[898:902, 500:503]))
 PY

@@ -85,8 +85,8 @@ impl Group {
         Ok(members)
     }
 
-    /// The user attributes (`.zattrs`).
-    pub fn attributes(&self) -> Result<Value> {
+    /// The user attributes (`.zattrs`) as JSON text.
+    pub fn attributes(&self) -> Result<String> {
         hierarchy::attributes(&self.store, &self.path)
     }
 

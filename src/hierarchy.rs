@@ -4,7 +4,6 @@ use crate::error::{Error, Result};
 use crate::metadata::{self, ZARRAY, ZATTRS, ZGROUP};
 use crate::path;
 use crate::store::StoreHandle;
-use serde_json::Value;
 
 /// What a logical path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,19 +59,21 @@ pub fn create_ancestor_groups(store: &StoreHandle, path: &str) -> Result<()> {
     Ok(())
 }
 
-/// The user attributes of the node at `path` (an empty object when there is no `.zattrs`).
-pub fn attributes(store: &StoreHandle, path: &str) -> Result<Value> {
+/// The user attributes of the node at `path` as stored JSON text (`{}` when there is no
+/// `.zattrs`); see [`metadata::check_attributes`] for what is accepted.
+pub fn attributes(store: &StoreHandle, path: &str) -> Result<String> {
     let key = path::join(path, ZATTRS);
     match store.get(&key)? {
-        Some(bytes) => metadata::parse_attributes(&bytes, &key),
-        None => Ok(Value::Object(Default::default())),
+        Some(bytes) => metadata::check_attributes(&bytes, &key),
+        None => Ok("{}".to_string()),
     }
 }
 
-/// Replaces the user attributes of the node at `path` with the JSON object `json`.
+/// Replaces the user attributes of the node at `path` with the JSON object `json`, stored as
+/// given.
 pub fn set_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()> {
     let key = path::join(path, ZATTRS);
     store.check_writable(&key)?;
-    let value = metadata::parse_attributes(json.as_bytes(), "attributes")?;
-    store.set(&key, &metadata::to_document(&value))
+    let text = metadata::check_attributes(json.as_bytes(), "attributes")?;
+    store.set(&key, text.as_bytes())
 }

@@ -2,8 +2,12 @@
 
 use crate::error::{Error, Result};
 
+/// Names that hold a node's metadata; a path segment with one of these names would shadow it.
+const RESERVED_NAMES: [&str; 4] = [".zarray", ".zgroup", ".zattrs", ".zmetadata"];
+
 /// Normalises a logical path: `\` becomes `/`, leading and trailing `/` are stripped and runs
-/// of `/` collapse into one. A `.` or `..` segment, or a NUL character, is an error.
+/// of `/` collapse into one. A `.` or `..` segment, a segment named like a metadata key
+/// (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`), or a NUL character is an error.
 /// The root is the empty string.
 pub fn normalize(path: &str) -> Result<String> {
     if path.contains('\0') {
@@ -16,6 +20,11 @@ pub fn normalize(path: &str) -> Result<String> {
     if let Some(bad) = segments.iter().find(|s| **s == "." || **s == "..") {
         return Err(Error::InvalidPath(format!(
             "{path:?} has a {bad:?} segment, which Zarr forbids"
+        )));
+    }
+    if let Some(bad) = segments.iter().find(|s| RESERVED_NAMES.contains(s)) {
+        return Err(Error::InvalidPath(format!(
+            "{path:?} has a {bad:?} segment, which is reserved for metadata"
         )));
     }
     Ok(segments.join("/"))
@@ -85,8 +94,19 @@ mod tests {
     }
 
     #[test]
-    fn refuses_dot_segments_and_nul() {
-        for bad in ["a/../b", "./x", "a/.", "..", "a\\..\\b", "a\0b"] {
+    fn refuses_dot_segments_nul_and_metadata_names() {
+        for bad in [
+            "a/../b",
+            "./x",
+            "a/.",
+            "..",
+            "a\\..\\b",
+            "a\0b",
+            "a/.zarray",
+            ".zgroup",
+            "b/.zattrs/c",
+            ".zmetadata",
+        ] {
             assert!(
                 matches!(normalize(bad), Err(Error::InvalidPath(_))),
                 "{bad:?}"

@@ -114,9 +114,9 @@ impl Array {
         &self.metadata
     }
 
-    /// The `.zarray` document as libzarr understands it (all keys, canonical values).
+    /// The `.zarray` document as libzarr understands it (all keys, sorted; canonical values).
     pub fn metadata_json(&self) -> Value {
-        self.metadata.to_value()
+        metadata::sort_keys(&self.metadata.to_value())
     }
 
     /// The normalised logical path.
@@ -134,8 +134,8 @@ impl Array {
         &self.fill_native
     }
 
-    /// The user attributes (`.zattrs`).
-    pub fn attributes(&self) -> Result<Value> {
+    /// The user attributes (`.zattrs`) as JSON text.
+    pub fn attributes(&self) -> Result<String> {
         hierarchy::attributes(&self.store, &self.path)
     }
 

@@ -165,3 +165,169 @@ impl Codec for Blosc {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::testutil::*;
+
+    fn codec(config: Value, item_size: usize) -> Result<Blosc> {
+        Blosc::from_config(config.as_object().unwrap(), CodecContext { item_size })
+    }
+
+    /// Fixtures: `numcodecs.Blosc(...).encode(np.frombuffer(bytes(range(50)) * 4, dtype))`
+    /// (numcodecs 0.16.6, c-blosc 1.21.7.dev), as (config, item size, hex).
+    const NUMCODECS_BLOSC: [(&str, usize, &str); 5] = [
+        (
+            r#"{"cname": "lz4", "clevel": 5, "shuffle": 1}"#,
+            4,
+            "02013104c8000000c80000007a0000001400000062000000ff0a0004080c1014181c2024282c3002060a0e12\
+            161a1e22262a2e190006ff0a0105090d1115191d2125292d3103070b0f13171b1f23272b2f190006cf02060a\
+            0e12161a1e22262a2e700013cf03070b0f13171b1f23272b2f70000e502125292d31",
+        ),
+        (
+            r#"{"cname": "zstd", "clevel": 3, "shuffle": 2}"#,
+            1,
+            "02019401c8000000c800000076000000140000005e00000028b52ffd20c8ad020012840c15c0251de0e1d520\
+            b8edf1ffff9f0d0a8c9f6505c653f553ed9fdecfafa9b5786a87d99bdf3ed518af9361291ba10c11000111a0\
+            30d6ee9fe550c36d0361800ba32cedf7bdb846baba0be4bfdf1717041c21",
+        ),
+        (
+            r#"{"cname": "blosclz", "clevel": 9, "shuffle": 0}"#,
+            2,
+            "02011202c8000000c8000000d8000000000102030405060708090a0b0c0d0e0f101112131415161718191a1b\
+            1c1d1e1f202122232425262728292a2b2c2d2e2f3031000102030405060708090a0b0c0d0e0f101112131415\
+            161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031000102030405060708090a0b0c0d0e0f\
+            101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303100010203040506070809\
+            0a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031",
+        ),
+        (
+            r#"{"cname": "zlib", "clevel": 1, "shuffle": -1}"#,
+            1,
+            "02016401c8000000c8000000700000001400000058000000780195cac10900310804c005bf015b09e47b907e\
+            538590ef156301818dfabfc7cd822cea5a1fded247dad55bf5e1c576122d4f012b4732ae199b198004048782\
+            06a7a2c33861088c25e2a4313d9688537cff750104c14665",
+        ),
+        (
+            r#"{"cname": "lz4hc", "clevel": 9, "shuffle": 1, "blocksize": 64}"#,
+            8,
+            "02013108c800000080000000be000000180000007200000056000000f61700081018202830060e161e262e04\
+            0c1401091119212931070f171f272f050d15020a121a222a260066030b131b232b260066040c141c242c2600\
+            66050d151d252d2600055900032600055900701d252d030b131b480000001c242c020a121a222a1d252d030b\
+            131b232b1e262e040c141c242c1f272f050d151d252d202830060e161e262e212931070f171f272f222a0008\
+            1018202830232b01091119212931",
+        ),
+    ];
+
+    fn fixtures() -> impl Iterator<Item = (Blosc, Vec<u8>)> {
+        NUMCODECS_BLOSC.iter().map(|(config, item_size, hex)| {
+            let config: Value = serde_json::from_str(config).unwrap();
+            (codec(config, *item_size).unwrap(), unhex(hex))
+        })
+    }
+
+    #[test]
+    fn config_defaults_and_round_trip() {
+        assert_eq!(
+            codec(json!({"id": "blosc"}), 4).unwrap().config(),
+            json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})
+        );
+        for (cname, _) in COMPRESSORS {
+            for shuffle in -1..=2 {
+                for item_size in [1, 4, 8] {
+                    let config = json!({"id": "blosc", "cname": cname, "clevel": 5,
+                        "shuffle": shuffle, "blocksize": 0});
+                    let c = codec(config.clone(), item_size).unwrap();
+                    assert_eq!(c.config(), config);
+                    assert_round_trips(&c);
+                }
+            }
+        }
+        for (clevel, blocksize) in [(0, 0), (1, 4096), (9, 100_000)] {
+            let config = json!({"id": "blosc", "cname": "zstd", "clevel": clevel,
+                "shuffle": 1, "blocksize": blocksize});
+            assert_round_trips(&codec(config, 2).unwrap());
+        }
+    }
+
+    #[test]
+    fn encodes_like_numcodecs() {
+        for (c, enc) in fixtures() {
+            assert_eq!(c.encode(&sample()).unwrap(), enc, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn typesize_key_and_autoshuffle() {
+        // Header byte 2 holds the flags (1 = byte shuffle, 4 = bit shuffle), byte 3 the typesize.
+        let header = |config: Value, item_size| {
+            let enc = codec(config, item_size).unwrap().encode(&sample()).unwrap();
+            (enc[2] & 0x05, enc[3])
+        };
+        assert_eq!(header(json!({"shuffle": -1}), 1), (4, 1));
+        assert_eq!(header(json!({"shuffle": -1}), 4), (1, 4));
+        assert_eq!(header(json!({"shuffle": -1, "typesize": 1}), 4), (4, 1));
+        assert_eq!(header(json!({"shuffle": 1, "typesize": 8}), 1), (1, 8));
+        // numcodecs never writes `typesize` back.
+        let c = codec(json!({"id": "blosc", "typesize": 8}), 1).unwrap();
+        assert_eq!(c.config().get("typesize"), None);
+    }
+
+    #[test]
+    fn decodes_numcodecs_output() {
+        for (c, enc) in fixtures() {
+            assert_eq!(decode(&c, &enc, 200).unwrap(), sample(), "{c:?}");
+            // Decoding does not depend on the configuration.
+            let other = codec(json!({"cname": "blosclz"}), 1).unwrap();
+            assert_eq!(decode(&other, &enc, 200).unwrap(), sample());
+            // Bytes after the frame are ignored.
+            assert_eq!(
+                decode(&c, &[&enc[..], b"xyz"].concat(), 200).unwrap(),
+                sample()
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_corrupt_data() {
+        for (c, enc) in fixtures() {
+            assert_truncations_refused(&c, &enc, 200);
+            assert_corrupt(&c, &enc, 199);
+            assert_corrupt(&c, &enc, 201);
+            assert_survives_corruption(&c, &enc, 200);
+            // A header claiming 2 GB is refused for what it is, without decoding.
+            let mut huge = enc.clone();
+            huge[4..8].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+            assert_corrupt(&c, &huge, 200);
+            let mut future = enc.clone();
+            future[0] = 9;
+            assert_corrupt(&c, &future, 200);
+        }
+        let c = codec(json!({}), 1).unwrap();
+        assert_corrupt(&c, b"not a blosc frame, just text", 200);
+        assert_corrupt(&c, &[0xff; 64], 200);
+    }
+
+    #[test]
+    fn rejects_bad_config() {
+        for (key, bad) in [
+            ("cname", json!("foo")),
+            ("cname", json!(5)),
+            ("clevel", json!(10)),
+            ("clevel", json!(-1)),
+            ("shuffle", json!(3)),
+            ("shuffle", json!(-2)),
+            ("blocksize", json!(-1)),
+            ("blocksize", json!("0")),
+            ("typesize", json!(0)),
+        ] {
+            let err = codec(json!({"id": "blosc", key: bad}), 4).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidMetadata(ref m) if m.contains(key)),
+                "{err}"
+            );
+        }
+        let err = codec(json!({"id": "blosc", "cname": "snappy"}), 4).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    }
+}

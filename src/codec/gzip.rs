@@ -1,7 +1,8 @@
 //! numcodecs `GZip`: a gzip stream (RFC 1952) as Python's `gzip.GzipFile` writes it. The
 //! deflate level and the zlib fallback are shared with [`super::zlib`].
 
-use super::config::{decode_stream, expect_filled, truncated, Config};
+use super::config::Config;
+use super::stream::{decode_stream, expect_filled, truncated};
 use super::zlib::{compression, deflate_level, inflate_into};
 use super::Codec;
 use crate::error::{Error, Result};
@@ -11,6 +12,8 @@ use std::io::Write;
 
 /// The two bytes every gzip member starts with.
 pub(super) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The compression method byte that follows them: deflate, the only one defined.
+const DEFLATE: u8 = 8;
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
@@ -50,8 +53,9 @@ impl Codec for Gzip {
             1 => 4,
             _ => 0,
         };
-        let header = [GZIP_MAGIC[0], GZIP_MAGIC[1], 8, 0, 0, 0, 0, 0, xfl, 255];
-        let mut enc = flate2::write::DeflateEncoder::new(header.to_vec(), compression(self.level));
+        // No flags, no timestamp, the extra flags, and 255 for "unknown operating system".
+        let header = [&GZIP_MAGIC[..], &[DEFLATE, 0, 0, 0, 0, 0, xfl, 255]].concat();
+        let mut enc = flate2::write::DeflateEncoder::new(header, compression(self.level));
         let mut out = enc
             .write_all(input)
             .and_then(|()| enc.finish())
@@ -102,7 +106,8 @@ pub(super) fn gunzip_into(id: &str, input: &[u8], out: &mut [u8]) -> Result<()> 
 
 /// The length of the gzip member header at the start of `h`.
 fn header_len(id: &str, h: &[u8], decoded: usize, expected: usize) -> Result<usize> {
-    if h.len() >= 3 && (h[..2] != GZIP_MAGIC || h[2] != 8) {
+    let start = [GZIP_MAGIC[0], GZIP_MAGIC[1], DEFLATE];
+    if !h.iter().zip(&start).all(|(a, b)| a == b) {
         return Err(Error::CorruptChunk(format!(
             "{id}: not a gzip member (bad magic bytes or compression method)"
         )));
@@ -133,7 +138,7 @@ fn header_len(id: &str, h: &[u8], decoded: usize, expected: usize) -> Result<usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::config::testutil::*;
+    use crate::codec::testutil::*;
     use crate::codec::zlib::tests::NUMCODECS_ZLIB;
 
     fn codec(config: Value) -> Result<Gzip> {

@@ -71,3 +71,69 @@ impl Codec for Lz4 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::testutil::*;
+
+    fn codec(config: Value) -> Result<Lz4> {
+        Lz4::from_config(config.as_object().unwrap())
+    }
+
+    /// `numcodecs.LZ4().encode(bytes(range(50)) * 4)` (numcodecs 0.16.6, lz4 1.10.0).
+    const NUMCODECS_LZ4: &str = "\
+        c8000000ff23000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425\
+        262728292a2b2c2d2e2f303132007e502d2e2f3031";
+
+    #[test]
+    fn config_defaults_and_round_trip() {
+        assert_eq!(
+            codec(json!({"id": "lz4"})).unwrap().config(),
+            json!({"id": "lz4", "acceleration": 1})
+        );
+        for acceleration in [-5, 0, 1, 10, 65537] {
+            let config = json!({"id": "lz4", "acceleration": acceleration});
+            let c = codec(config.clone()).unwrap();
+            assert_eq!(c.config(), config);
+            assert_round_trips(&c);
+        }
+        // numcodecs encodes empty input the same way (but cannot decode it).
+        assert_eq!(
+            codec(json!({})).unwrap().encode(b"").unwrap(),
+            [0, 0, 0, 0, 0]
+        );
+    }
+
+    #[test]
+    fn decodes_numcodecs_output() {
+        let c = codec(json!({"id": "lz4"})).unwrap();
+        assert_eq!(decode(&c, &unhex(NUMCODECS_LZ4), 200).unwrap(), sample());
+    }
+
+    #[test]
+    fn rejects_corrupt_data() {
+        let c = codec(json!({"id": "lz4"})).unwrap();
+        let enc = unhex(NUMCODECS_LZ4);
+        assert_truncations_refused(&c, &enc, 200);
+        assert_survives_corruption(&c, &enc, 200);
+        assert_corrupt(&c, &enc, 199);
+        assert_corrupt(&c, &enc, 201);
+        assert_corrupt(&c, &[&enc[..], b"xyz"].concat(), 200);
+        assert_corrupt(&c, b"\xc8\0\0\0 garbage garbage garbage", 200);
+        // A header claiming 4 GB is refused before decoding.
+        let huge = [&[0xff; 4][..], &enc[4..]].concat();
+        assert_corrupt(&c, &huge, 200);
+        // A header that agrees with the buffer but a block that decodes to less.
+        let short = [&201u32.to_le_bytes()[..], &enc[4..]].concat();
+        assert_corrupt(&c, &short, 201);
+    }
+
+    #[test]
+    fn rejects_bad_config() {
+        for bad in [json!("1"), json!(1.5), json!(null), json!(1u64 << 40)] {
+            let err = codec(json!({"id": "lz4", "acceleration": bad})).unwrap_err();
+            assert!(matches!(err, Error::InvalidMetadata(ref m) if m.contains("acceleration")));
+        }
+    }
+}

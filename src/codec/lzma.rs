@@ -2,7 +2,8 @@
 //! `lzma.compress` writes it. Raw streams (format 3) need liblzma's raw coder, which the xz2
 //! crate does not expose, so they are unsupported.
 
-use super::config::{decode_exact, Config, StreamDecoder};
+use super::config::Config;
+use super::stream::{decode_exact, StreamDecoder};
 use super::Codec;
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -146,7 +147,7 @@ impl Codec for Lzma {
         let memlimit = (out.len() as u64).max(DICT_ALLOWANCE) + DECODER_OVERHEAD;
         let mut dec = Stream::new_auto_decoder(memlimit, xz2::stream::CONCATENATED)
             .map_err(|e| Error::Internal(format!("lzma: cannot create a decoder: {e}")))?;
-        decode_exact("lzma", &mut dec, input, out).map(|_| ())
+        decode_exact("lzma", &mut dec, input, out)
     }
 }
 
@@ -256,4 +257,181 @@ fn lzma_options(filter: &Value) -> Result<LzmaOptions> {
 fn preset_options(preset: u32) -> Result<LzmaOptions> {
     LzmaOptions::new_preset(preset)
         .map_err(|e| Error::InvalidMetadata(format!("lzma compressor: preset {preset}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::testutil::*;
+
+    fn codec(config: Value) -> Result<Lzma> {
+        Lzma::from_config(config.as_object().unwrap())
+    }
+
+    /// `numcodecs.LZMA().encode(bytes(range(50)) * 4)` (numcodecs 0.16.6): .xz, preset 6.
+    const NUMCODECS_XZ: &str = "\
+        fd377a585a000004e6d6b4460200210116000000742fe5a3e000c700365d00000052500a84f99bb28021a969\
+        d627e03e065a5f048d53d404ba39570509c15524de9db871593160a19ff96f4973f2c947dfd0d60000000000\
+        3d923621703c4efe000152c8010000005eb9cae3b1c467fb020000000004595a";
+
+    /// `numcodecs.LZMA(format=2).encode(bytes(range(50)) * 4)` (numcodecs 0.16.6): .lzma.
+    const NUMCODECS_LZMA_ALONE: &str = "\
+        5d00008000ffffffffffffffff00000052500a84f99bb28021a969d627e03e065a5f048d53d404ba39570509\
+        c15524de9db871593160a19ff96f4973f2c947dfd1c6b297ffff8ed60000";
+
+    fn lzma2(extra: Value) -> Value {
+        let mut f = json!({"id": FILTER_LZMA2, "preset": 1});
+        f.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        f
+    }
+
+    #[test]
+    fn config_defaults_and_round_trip() {
+        assert_eq!(
+            codec(json!({"id": "lzma"})).unwrap().config(),
+            json!({"id": "lzma", "format": 1, "check": -1, "preset": null, "filters": null})
+        );
+        for config in [
+            json!({"id": "lzma", "format": 1, "check": -1, "preset": 0, "filters": null}),
+            json!({"id": "lzma", "format": 1, "check": 0, "preset": 1, "filters": null}),
+            json!({"id": "lzma", "format": 1, "check": 1, "preset": 0x8000_0001u32, "filters": null}),
+            json!({"id": "lzma", "format": 1, "check": 10, "preset": 0, "filters": null}),
+            json!({"id": "lzma", "format": 2, "check": -1, "preset": 1, "filters": null}),
+            json!({"id": "lzma", "format": 2, "check": 0, "preset": null,
+                "filters": [{"id": FILTER_LZMA1, "preset": 1, "dict_size": 65536}]}),
+            json!({"id": "lzma", "format": 1, "check": 4, "preset": null,
+                "filters": [lzma2(json!({"dict_size": 65536, "lc": 2, "lp": 1, "pb": 1}))]}),
+            json!({"id": "lzma", "format": 1, "check": -1, "preset": null,
+                "filters": [{"id": 4}, lzma2(json!({"mode": 1, "mf": 4, "nice_len": 32, "depth": 8}))]}),
+        ] {
+            let c = codec(config.clone()).unwrap();
+            assert_eq!(c.config(), config);
+            assert_round_trips(&c);
+        }
+        // Keys numcodecs does not know (GDAL writes some) are ignored, and not written back.
+        let c = codec(json!({"id": "lzma", "delta": 1, "preset": 0})).unwrap();
+        assert_eq!(
+            c.config(),
+            json!({"id": "lzma", "format": 1, "check": -1, "preset": 0, "filters": null})
+        );
+    }
+
+    #[test]
+    fn encodes_and_decodes_like_numcodecs() {
+        let xz = unhex(NUMCODECS_XZ);
+        let alone = unhex(NUMCODECS_LZMA_ALONE);
+        let c = codec(json!({"id": "lzma"})).unwrap();
+        assert_eq!(c.encode(&sample()).unwrap(), xz);
+        let c2 = codec(json!({"id": "lzma", "format": 2})).unwrap();
+        assert_eq!(c2.encode(&sample()).unwrap(), alone);
+        // Either container decodes whatever `format` says (numcodecs would insist).
+        for c in [&c, &c2, &codec(json!({"format": 0})).unwrap()] {
+            assert_eq!(decode(c, &xz, 200).unwrap(), sample());
+            assert_eq!(decode(c, &alone, 200).unwrap(), sample());
+        }
+        // Concatenated .xz streams, as Python decodes them.
+        let two = [&xz[..], &xz[..]].concat();
+        assert_eq!(
+            decode(&c, &two, 400).unwrap(),
+            [sample(), sample()].concat()
+        );
+        assert_corrupt(&c, &two, 200);
+    }
+
+    #[test]
+    fn rejects_corrupt_data() {
+        let c = codec(json!({"id": "lzma"})).unwrap();
+        for fixture in [NUMCODECS_XZ, NUMCODECS_LZMA_ALONE] {
+            let enc = unhex(fixture);
+            assert_truncations_refused(&c, &enc, 200);
+            assert_survives_corruption(&c, &enc, 200);
+            assert_corrupt(&c, &enc, 199);
+            assert_corrupt(&c, &enc, 201);
+            assert_corrupt(&c, &[&enc[..], b"xyz"].concat(), 200);
+        }
+        assert_corrupt(&c, b"not an xz stream at all", 200);
+        let bomb = c.encode(&vec![0u8; 10 << 20]).unwrap();
+        assert_corrupt(&c, &bomb, 1024);
+    }
+
+    #[test]
+    fn refuses_huge_dictionaries() {
+        let c = codec(json!({"id": "lzma"})).unwrap();
+        // .lzma header claiming a 2 GiB dictionary.
+        let mut alone = unhex(NUMCODECS_LZMA_ALONE);
+        alone[1..5].copy_from_slice(&0x8000_0000u32.to_le_bytes());
+        // .xz block header claiming a 4 GiB dictionary (with its CRC-32 fixed up).
+        let mut xz = unhex(NUMCODECS_XZ);
+        xz[16] = 40;
+        let mut crc = flate2::Crc::new();
+        crc.update(&xz[12..20]);
+        xz[20..24].copy_from_slice(&crc.sum().to_le_bytes());
+        for enc in [alone, xz] {
+            let err = decode(&c, &enc, 200).unwrap_err();
+            assert!(
+                matches!(err, Error::TooLarge(ref m) if m.contains("lzma")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_bad_config() {
+        for (key, bad) in [
+            ("format", json!(4)),
+            ("format", json!(-1)),
+            ("format", json!("1")),
+            ("check", json!(2)),
+            ("check", json!(11)),
+            ("preset", json!(10)),
+            ("preset", json!(-1)),
+            ("preset", json!(0x8000_000au32)),
+            ("filters", json!("lzma2")),
+            ("filters", json!([33])),
+            ("filters", json!([{"id": "lzma2"}])),
+        ] {
+            let err = codec(json!({"id": "lzma", key: bad})).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidMetadata(ref m) if m.contains(key)),
+                "{err}"
+            );
+        }
+        let err = codec(json!({"format": 3, "filters": [{"id": 33}]})).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    }
+
+    #[test]
+    fn refuses_to_encode_what_python_refuses() {
+        let delta = json!({"id": FILTER_DELTA, "dist": 4});
+        for (config, unsupported) in [
+            (json!({"preset": 1, "filters": [lzma2(json!({}))]}), false),
+            (json!({"format": 0}), false),
+            (json!({"format": 2, "check": 4}), false),
+            (json!({"format": 2, "filters": [lzma2(json!({}))]}), false),
+            (json!({"filters": [lzma2(json!({"dict_sz": 4096}))]}), false),
+            (json!({"filters": [lzma2(json!({"mode": 3}))]}), false),
+            (
+                json!({"filters": [lzma2(json!({"lc": 4, "lp": 4}))]}),
+                false,
+            ),
+            (json!({"filters": [{"id": FILTER_LZMA1}]}), false),
+            (json!({"filters": [delta, lzma2(json!({}))]}), true),
+            (
+                json!({"filters": [{"id": 4, "start_offset": 16}, lzma2(json!({}))]}),
+                true,
+            ),
+        ] {
+            let c = codec(config.clone()).unwrap();
+            let err = c.encode(&sample()).unwrap_err();
+            if unsupported {
+                assert!(matches!(err, Error::Unsupported(_)), "{config}: {err}");
+            } else {
+                assert!(matches!(err, Error::InvalidMetadata(_)), "{config}: {err}");
+            }
+            // Decoding never depends on these settings.
+            assert_eq!(decode(&c, &unhex(NUMCODECS_XZ), 200).unwrap(), sample());
+        }
+    }
 }

@@ -14,6 +14,9 @@ mod config;
 mod gzip;
 mod lz4;
 mod lzma;
+mod stream;
+#[cfg(test)]
+mod testutil;
 mod zlib;
 mod zstd;
 

@@ -1,8 +1,9 @@
 //! numcodecs `Zlib`: a zlib stream (RFC 1950). Also home of the deflate helpers shared with
 //! [`super::gzip`]: the level setting and the decoder that accepts either container.
 
-use super::config::{decode_exact, Config, StreamDecoder};
+use super::config::Config;
 use super::gzip::{gunzip_into, GZIP_MAGIC};
+use super::stream::{decode_exact, StreamDecoder};
 use super::Codec;
 use crate::error::{Error, Result};
 use flate2::{Compression, Decompress, FlushDecompress, Status};
@@ -58,11 +59,11 @@ pub(super) fn compression(level: i64) -> Compression {
 /// Decodes a zlib or a gzip stream (told apart by the gzip magic bytes, which are never a
 /// valid zlib header) into `out`. Bytes after a zlib stream are ignored, as Python's
 /// `zlib.decompress` does.
-pub(super) fn inflate_into(id: &'static str, input: &[u8], out: &mut [u8]) -> Result<()> {
+pub(super) fn inflate_into(id: &str, input: &[u8], out: &mut [u8]) -> Result<()> {
     if input.starts_with(&GZIP_MAGIC) {
         gunzip_into(id, input, out)
     } else {
-        decode_exact(id, &mut Decompress::new(true), input, out).map(|_| ())
+        decode_exact(id, &mut Decompress::new(true), input, out)
     }
 }
 
@@ -86,8 +87,8 @@ impl StreamDecoder for Decompress {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::codec::config::testutil::*;
     use crate::codec::gzip::Gzip;
+    use crate::codec::testutil::*;
 
     fn codec(config: Value) -> Result<Zlib> {
         Zlib::from_config(config.as_object().unwrap())

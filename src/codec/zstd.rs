@@ -82,7 +82,8 @@ fn check_frame_sizes(input: &[u8], expected: usize) -> Result<()> {
     while pos < input.len() && declared <= expected {
         let frame_len = zstd_safe::find_frame_compressed_size(&input[pos..])
             .map_err(|code| corrupt(zstd_safe::get_error_name(code)))?;
-        match zstd_safe::get_frame_content_size(&input[pos..pos + frame_len]) {
+        let frame = input.get(pos..pos + frame_len).unwrap_or_default();
+        match zstd_safe::get_frame_content_size(frame) {
             Ok(Some(n)) => declared = declared.saturating_add(n),
             Ok(None) => all_known = false,
             Err(_) => return Err(corrupt("bad frame header")),
@@ -100,4 +101,143 @@ fn check_frame_sizes(input: &[u8], expected: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::testutil::*;
+
+    fn codec(config: Value) -> Result<Zstd> {
+        Zstd::from_config(config.as_object().unwrap())
+    }
+
+    /// `numcodecs.Zstd().encode(bytes(range(50)) * 4)` (numcodecs 0.16.6, zstd 1.5.6).
+    const NUMCODECS_ZSTD: &str = "\
+        28b52ffd20c8dd01002403000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20\
+        2122232425262728292a2b2c2d2e2f3031010032a9948202";
+
+    /// `numcodecs.Zstd(level=5, checksum=True).encode(bytes(range(50)) * 4)` (numcodecs 0.16.6).
+    const NUMCODECS_ZSTD_CHECKSUM: &str = "\
+        28b52ffd24c8dd01002403000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20\
+        2122232425262728292a2b2c2d2e2f3031010032a994820237e3fda2";
+
+    /// `zstd::stream::encode_all(&bytes(range(50)) * 4, 3)`: a streamed frame whose header has
+    /// no content size (numcodecs 0.16.6 decodes it; 0.15.2 cannot).
+    const STREAMED_ZSTD: &str = "\
+        28b52ffd0058dd01002403000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20\
+        2122232425262728292a2b2c2d2e2f3031010032a9948202";
+
+    #[test]
+    fn config_defaults_and_round_trip() {
+        assert_eq!(
+            codec(json!({"id": "zstd"})).unwrap().config(),
+            json!({"id": "zstd", "level": 0, "checksum": false})
+        );
+        // Metadata written before numcodecs had `checksum` only has the level.
+        assert_eq!(
+            codec(json!({"id": "zstd", "level": 3})).unwrap().config(),
+            json!({"id": "zstd", "level": 3, "checksum": false})
+        );
+        for level in [-131072, -5, 0, 1, 3, 19, 22, 100] {
+            for checksum in [false, true] {
+                let config = json!({"id": "zstd", "level": level, "checksum": checksum});
+                let c = codec(config.clone()).unwrap();
+                assert_eq!(c.config(), config);
+                if (-5..=3).contains(&level) {
+                    assert_round_trips(&c);
+                } else {
+                    let enc = c.encode(&sample()).unwrap();
+                    assert_eq!(decode(&c, &enc, 200).unwrap(), sample());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn writes_content_size_and_checksum() {
+        let plain = codec(json!({"level": 0}))
+            .unwrap()
+            .encode(&sample())
+            .unwrap();
+        assert_eq!(plain, unhex(NUMCODECS_ZSTD));
+        let c = codec(json!({"level": 5, "checksum": true})).unwrap();
+        let summed = c.encode(&sample()).unwrap();
+        assert_eq!(
+            zstd_safe::get_frame_content_size(&summed).ok(),
+            Some(Some(200))
+        );
+        assert_eq!(summed.len(), plain.len() + 4);
+    }
+
+    #[test]
+    fn decodes_numcodecs_streamed_and_concatenated_frames() {
+        let c = codec(json!({"id": "zstd"})).unwrap();
+        for fixture in [NUMCODECS_ZSTD, NUMCODECS_ZSTD_CHECKSUM, STREAMED_ZSTD] {
+            assert_eq!(decode(&c, &unhex(fixture), 200).unwrap(), sample());
+        }
+        let two = [unhex(NUMCODECS_ZSTD), unhex(STREAMED_ZSTD)].concat();
+        assert_eq!(
+            decode(&c, &two, 400).unwrap(),
+            [sample(), sample()].concat()
+        );
+        // A skippable frame in front is allowed.
+        let skippable = [&[0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 1, 2, 3][..], &two].concat();
+        assert_eq!(
+            decode(&c, &skippable, 400).unwrap(),
+            [sample(), sample()].concat()
+        );
+    }
+
+    #[test]
+    fn rejects_corrupt_data() {
+        let c = codec(json!({"id": "zstd"})).unwrap();
+        for fixture in [NUMCODECS_ZSTD, NUMCODECS_ZSTD_CHECKSUM, STREAMED_ZSTD] {
+            let enc = unhex(fixture);
+            assert_truncations_refused(&c, &enc, 200);
+            assert_corrupt(&c, &enc, 199);
+            assert_corrupt(&c, &enc, 201);
+            assert_corrupt(&c, &[&enc[..], b"xyz"].concat(), 200);
+            assert_survives_corruption(&c, &enc, 200);
+        }
+        assert_corrupt(&c, b"definitely not a zstd frame", 200);
+        let mut bad_checksum = unhex(NUMCODECS_ZSTD_CHECKSUM);
+        *bad_checksum.last_mut().unwrap() ^= 1;
+        assert_corrupt(&c, &bad_checksum, 200);
+        // A header declaring a terabyte of content is refused before decoding.
+        let enc = unhex(NUMCODECS_ZSTD);
+        let huge = [&enc[..4], &[0xe0], &(1u64 << 40).to_le_bytes(), &enc[6..]].concat();
+        assert_eq!(
+            zstd_safe::get_frame_content_size(&huge).ok(),
+            Some(Some(1 << 40))
+        );
+        assert_corrupt(&c, &huge, 200);
+        // A frame without content size must still fit the buffer exactly.
+        let bomb = zstd::stream::encode_all(&vec![0u8; 10 << 20][..], 3).unwrap();
+        assert_eq!(zstd_safe::get_frame_content_size(&bomb).ok(), Some(None));
+        let err = decode(&c, &bomb, 1024).unwrap_err();
+        assert!(
+            matches!(err, Error::CorruptChunk(ref m) if m.contains("more than")),
+            "{err}"
+        );
+        assert_corrupt(&c, &bomb, (10 << 20) + 1);
+    }
+
+    #[test]
+    fn rejects_bad_config() {
+        for (key, bad) in [
+            ("level", json!("3")),
+            ("level", json!(1.5)),
+            ("level", json!(1u64 << 40)),
+            ("level", json!(null)),
+            ("checksum", json!(1)),
+            ("checksum", json!("true")),
+        ] {
+            let err = codec(json!({"id": "zstd", key: bad})).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidMetadata(ref m) if m.contains(key)),
+                "{err}"
+            );
+        }
+    }
 }

@@ -71,16 +71,16 @@ fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
     Ok(())
 }
 
-/// Hands a JSON value to the caller as text.
-fn json_out(
+/// Hands text about an array (JSON) to the caller.
+fn text_out(
     array: *const zarr_array,
     out: *mut *mut c_char,
-    make: fn(&Array) -> Result<serde_json::Value>,
+    make: fn(&Array) -> Result<String>,
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
         let out = out_arg(out, "out_json")?;
-        give_string(out, make(array)?.to_string())
+        give_string(out, make(array)?)
     })
 }
 
@@ -287,8 +287,8 @@ pub unsafe extern "C" fn zarr_array_compressor_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    json_out(array, out_json, |a| {
-        Ok(a.metadata_json()["compressor"].clone())
+    text_out(array, out_json, |a| {
+        Ok(a.metadata_json()["compressor"].to_string())
     })
 }
 
@@ -302,11 +302,9 @@ pub unsafe extern "C" fn zarr_array_filters_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    json_out(
-        array,
-        out_json,
-        |a| Ok(a.metadata_json()["filters"].clone()),
-    )
+    text_out(array, out_json, |a| {
+        Ok(a.metadata_json()["filters"].to_string())
+    })
 }
 
 /// The whole `.zarray` document as JSON; free with `zarr_string_free`.
@@ -318,11 +316,12 @@ pub unsafe extern "C" fn zarr_array_metadata_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    json_out(array, out_json, |a| Ok(a.metadata_json()))
+    text_out(array, out_json, |a| Ok(a.metadata_json().to_string()))
 }
 
-/// The user attributes (`.zattrs`) as a JSON object (`"{}"` when there are none); free with
-/// `zarr_string_free`.
+/// The user attributes (`.zattrs`) as the stored JSON object text (`"{}"` when there are
+/// none); free with `zarr_string_free`. Like zarr-python, libzarr accepts the bare values
+/// `NaN`, `Infinity` and `-Infinity` in attributes and passes them through.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.
@@ -331,11 +330,12 @@ pub unsafe extern "C" fn zarr_array_attrs_get(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    json_out(array, out_json, Array::attributes)
+    text_out(array, out_json, Array::attributes)
 }
 
 /// Replaces the user attributes with `attrs_json`, which must be a JSON object
-/// (`ZARR_ERR_INVALID_METADATA` otherwise).
+/// (`ZARR_ERR_INVALID_METADATA` otherwise; `NaN`, `Infinity` and `-Infinity` are allowed as
+/// values, as zarr-python writes them). The text is stored as given.
 ///
 /// # Safety
 /// `array` must be a live handle and `attrs_json` a NUL-terminated string.
@@ -349,7 +349,9 @@ pub unsafe extern "C" fn zarr_array_attrs_set(
 
 /// Reads the box of `count[d]` elements from `start[d]` in each of `ndim` dimensions into
 /// `out`: C order, native byte order, `out_size` = product of `count` × item size bytes.
-/// Chunks never written read as the fill value. Chunks are decoded in parallel.
+/// Chunks never written read as the fill value. Chunks are decoded in parallel, straight into
+/// `out` where possible, so when a chunk fails to decode (`ZARR_ERR_CORRUPT_CHUNK`, `ZARR_ERR_IO`)
+/// the contents of `out` are unspecified; argument errors leave it untouched.
 ///
 /// # Safety
 /// `array` must be a live handle, `start`/`count` hold `ndim` entries, `out` `out_size`

@@ -88,7 +88,8 @@ pub unsafe extern "C" fn zarr_group_list(
     })
 }
 
-/// The group's user attributes (`.zattrs`) as a JSON object (`"{}"` when none); free with
+/// The group's user attributes (`.zattrs`) as the stored JSON object text (`"{}"` when none;
+/// `NaN`/`Infinity` values pass through as zarr-python writes them); free with
 /// `zarr_string_free`.
 ///
 /// # Safety
@@ -101,11 +102,11 @@ pub unsafe extern "C" fn zarr_group_attrs_get(
     run(|| {
         let group = &ref_arg(group, "group")?.inner;
         let out = out_arg(out_json, "out_json")?;
-        give_string(out, group.attributes()?.to_string())
+        give_string(out, group.attributes()?)
     })
 }
 
-/// Replaces the group's user attributes with `attrs_json`, a JSON object.
+/// Replaces the group's user attributes with `attrs_json`, a JSON object (stored as given).
 ///
 /// # Safety
 /// `group` must be a live handle and `attrs_json` a NUL-terminated string.

@@ -27,7 +27,8 @@ pub fn to_document(value: &Value) -> Vec<u8> {
     out
 }
 
-fn sort_keys(value: &Value) -> Value {
+/// A copy of `value` with the keys of every object sorted, as zarr-python writes them.
+pub fn sort_keys(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -68,16 +69,45 @@ pub fn group_document() -> Vec<u8> {
     to_document(&serde_json::json!({ "zarr_format": 2 }))
 }
 
-/// Parses user attributes (`.zattrs` or a caller's JSON): must be a JSON object.
-pub fn parse_attributes(text: &[u8], what: &str) -> Result<Value> {
-    let value: Value = serde_json::from_slice(text)
+/// Checks user attributes (`.zattrs` or a caller's JSON) and returns them as text: a JSON
+/// object, where the bare tokens `NaN`, `Infinity` and `-Infinity` are allowed as values
+/// because zarr-python writes non-finite floats that way (Python's `json` module).
+pub fn check_attributes(text: &[u8], what: &str) -> Result<String> {
+    let text = std::str::from_utf8(text)
+        .map_err(|_| Error::InvalidMetadata(format!("{what} is not valid UTF-8")))?;
+    let value: Value = serde_json::from_str(&python_constants_as_null(text))
         .map_err(|e| Error::InvalidMetadata(format!("{what} is not valid JSON: {e}")))?;
     if !value.is_object() {
         return Err(Error::InvalidMetadata(format!(
             "{what} must be a JSON object, got {value}"
         )));
     }
-    Ok(value)
+    Ok(text.to_string())
+}
+
+/// `text` with every `NaN`, `Infinity` and `-Infinity` token outside strings replaced by
+/// `null`, so that a strict JSON parser can check the rest.
+fn python_constants_as_null(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            (in_string, escaped) = (escaped || c != '"', !escaped && c == '\\');
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(token) = ["NaN", "Infinity", "-Infinity"]
+            .iter()
+            .find(|t| rest.starts_with(*t))
+        {
+            out.push_str("null");
+            rest = &rest[token.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -97,15 +127,29 @@ mod tests {
 
     #[test]
     fn attributes_must_be_objects() {
-        assert!(parse_attributes(b"{\"a\": 1}", "x").is_ok());
-        assert!(matches!(
-            parse_attributes(b"[1]", "x"),
-            Err(Error::InvalidMetadata(_))
-        ));
-        assert!(matches!(
-            parse_attributes(b"{", "x"),
-            Err(Error::InvalidMetadata(_))
-        ));
+        assert!(check_attributes(b"{\"a\": 1}", "x").is_ok());
+        for bad in [
+            &b"[1]"[..],
+            b"{",
+            b"{\"a\": nan}",
+            b"{\"a\": NaNa}",
+            b"\xff",
+        ] {
+            assert!(matches!(
+                check_attributes(bad, "x"),
+                Err(Error::InvalidMetadata(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn attributes_may_hold_python_constants() {
+        let text = r#"{"a": NaN, "b": [Infinity, -Infinity], "NaN": "x\" NaN"}"#;
+        assert_eq!(check_attributes(text.as_bytes(), "x").unwrap(), text);
+        assert_eq!(
+            python_constants_as_null(text),
+            r#"{"a": null, "b": [null, null], "NaN": "x\" NaN"}"#
+        );
     }
 
     #[test]

@@ -175,7 +175,7 @@ class _Attrs:
         return json.loads(_string(self._attrs_get, self.handle))
 
     def set_attrs(self, attrs):
-        doc = attrs if isinstance(attrs, str) else json.dumps(attrs, allow_nan=False)
+        doc = attrs if isinstance(attrs, str) else json.dumps(attrs)  # NaN/Infinity as Python writes them
         _call(self._attrs_set, self.handle, doc.encode())
 
 
