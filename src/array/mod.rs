@@ -124,11 +124,6 @@ impl Array {
         &self.path
     }
 
-    /// The store the array lives in.
-    pub fn store(&self) -> &Arc<StoreHandle> {
-        &self.store
-    }
-
     /// The fill value element in native byte order (zeros for a `null` fill value).
     pub fn fill_native(&self) -> &[u8] {
         &self.fill_native

@@ -67,11 +67,6 @@ impl StoreHandle {
         }))
     }
 
-    /// Where the store lives, as given to [`StoreHandle::open`].
-    pub fn location(&self) -> &str {
-        &self.location
-    }
-
     /// The value under `key`, if any.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.backend.get(key)
