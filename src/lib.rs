@@ -1,12 +1,11 @@
 //! libzarr: a Zarr v2 implementation in Rust with a C ABI (`include/zarr.h`).
 //!
 //! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`group`]/[`hierarchy`]
-//! (nodes, paths, attributes), [`array`] (selections to per-chunk work), [`chunk_grid`] and
-//! [`strided`] (index arithmetic and the one copy), [`codec`], [`dtype`], [`metadata`],
-//! [`store`]. See `ARCHITECTURE.md`.
+//! (nodes, paths, attributes), [`array`] (selections to per-chunk work, run on the
+//! [`parallel`] pool), [`selection`] and [`strided`] (index arithmetic and the one copy),
+//! [`codec`], [`dtype`], [`metadata`], [`store`]. See `ARCHITECTURE.md`.
 
 pub mod array;
-pub mod chunk_grid;
 pub mod codec;
 pub mod dtype;
 pub mod error;
@@ -14,7 +13,9 @@ pub mod ffi;
 pub mod group;
 pub mod hierarchy;
 pub mod metadata;
+pub mod parallel;
 pub mod path;
+pub mod selection;
 pub mod store;
 pub mod strided;
 

@@ -1,61 +1,43 @@
-//! The one copy on the hot path: moving an N-d box of elements between two buffers laid out
-//! with arbitrary byte strides, swapping byte order on the way when asked.
+//! The one copy on the hot path: moving elements between a chunk and a caller's buffer.
+//!
+//! A copy is described per dimension by the byte offsets it visits in the source and in the
+//! destination ([`DimOffsets`]); the elements copied are the product of those lists. Ranges,
+//! strides, index lists, Fortran order and caller buffer strides all reduce to this, and byte
+//! order is swapped inside the same copy. Where the innermost dimension is contiguous on both
+//! sides, whole rows move with one `memcpy`.
 
 use crate::error::{Error, Result};
 
-/// Where a box lives inside a buffer: the byte offset of its first element and the byte
-/// stride of each dimension.
-#[derive(Debug, Clone)]
-pub struct BoxLayout {
-    /// Byte offset of the box's first element.
-    pub offset: usize,
-    /// Byte step between neighbours along each dimension.
-    pub strides: Vec<usize>,
+/// `(source offset, destination offset)` in bytes for each position one dimension visits.
+pub type DimOffsets = Vec<(usize, usize)>;
+
+/// Byte strides of a dense array of extent `dims` with `elem`-byte elements, in C (row-major)
+/// or Fortran (column-major) order.
+pub fn dense_strides(dims: &[u64], elem: usize, fortran: bool) -> Vec<usize> {
+    let mut strides = vec![0usize; dims.len()];
+    let mut step = elem;
+    let order: Vec<usize> = if fortran {
+        (0..dims.len()).collect()
+    } else {
+        (0..dims.len()).rev().collect()
+    };
+    for d in order {
+        strides[d] = step;
+        step = step.saturating_mul(dims[d] as usize);
+    }
+    strides
 }
 
-impl BoxLayout {
-    /// A box at `start` inside a dense array of extent `dims`, in C (row-major) or
-    /// Fortran (column-major) order, with `elem`-byte elements.
-    pub fn dense(dims: &[u64], start: &[u64], elem: usize, fortran: bool) -> BoxLayout {
-        let mut strides = vec![0usize; dims.len()];
-        let mut step = elem;
-        let order: Vec<usize> = if fortran {
-            (0..dims.len()).collect()
-        } else {
-            (0..dims.len()).rev().collect()
-        };
-        for d in order {
-            strides[d] = step;
-            step *= dims[d] as usize;
+/// Whether a box of extent `dims` laid out with byte `strides` is one contiguous run in C order.
+pub fn is_c_contiguous(dims: &[u64], strides: &[usize], elem: usize) -> bool {
+    let mut step = elem;
+    for d in (0..dims.len()).rev() {
+        if dims[d] > 1 && strides[d] != step {
+            return false;
         }
-        let offset = start
-            .iter()
-            .zip(&strides)
-            .map(|(&s, &st)| s as usize * st)
-            .sum();
-        BoxLayout { offset, strides }
+        step = step.saturating_mul(dims[d] as usize);
     }
-
-    /// One past the last byte the box touches, checked against a buffer of `len` bytes.
-    fn check_fits(&self, counts: &[u64], elem: usize, len: usize) -> Result<()> {
-        if counts.contains(&0) {
-            return Ok(());
-        }
-        let end = counts
-            .iter()
-            .zip(&self.strides)
-            .try_fold(self.offset + elem, |acc, (&c, &s)| {
-                (c as usize - 1)
-                    .checked_mul(s)
-                    .and_then(|x| x.checked_add(acc))
-            });
-        match end {
-            Some(end) if end <= len => Ok(()),
-            _ => Err(Error::Internal(format!(
-                "box {counts:?} at {self:?} does not fit a buffer of {len} bytes"
-            ))),
-        }
-    }
+    true
 }
 
 /// A mutable byte buffer that several threads write disjoint parts of.
@@ -65,13 +47,14 @@ pub struct SharedBuffer {
     len: usize,
 }
 
-// SAFETY: the buffer is only written through `copy_box`/`fill_box`, whose callers give each
-// thread a disjoint set of elements (the chunk parts of one region never overlap).
+// SAFETY: the buffer is only written through `copy_elements`/`fill_elements`/`slice_mut`, whose
+// callers give each thread a disjoint set of elements (the chunk parts of one selection never
+// overlap, and caller buffer layouts are checked not to overlap).
 unsafe impl Send for SharedBuffer {}
 unsafe impl Sync for SharedBuffer {}
 
 impl SharedBuffer {
-    /// Wraps a buffer for the duration of one parallel region operation.
+    /// Wraps a buffer for the duration of one parallel operation.
     pub fn new(buf: &mut [u8]) -> SharedBuffer {
         SharedBuffer {
             ptr: buf.as_mut_ptr(),
@@ -98,128 +81,139 @@ impl SharedBuffer {
     }
 }
 
-/// Copies a box of `counts` elements of `elem` bytes from `src` to `dst`, reversing the
-/// bytes of every `swap`-byte unit when `swap` is given (byte-order conversion).
+/// Checks that every offset the copy visits, plus one element, stays inside both buffers.
+fn check_extent(dims: &[DimOffsets], elem: usize, src_len: usize, dst_len: usize) -> Result<()> {
+    let (mut src_end, mut dst_end) = (elem, elem);
+    for offsets in dims {
+        let src_max = offsets.iter().map(|o| o.0).max().unwrap_or(0);
+        let dst_max = offsets.iter().map(|o| o.1).max().unwrap_or(0);
+        src_end = src_end.saturating_add(src_max);
+        dst_end = dst_end.saturating_add(dst_max);
+    }
+    if src_end > src_len || dst_end > dst_len {
+        return Err(Error::Internal(format!(
+            "copy reaches byte {src_end} of a {src_len}-byte source or {dst_end} of a {dst_len}-byte destination"
+        )));
+    }
+    Ok(())
+}
+
+/// Calls `row(src_base, dst_base)` for every combination of the outer dimensions' offsets
+/// (all dimensions but the last); a copy with no dimensions is one row at offset 0.
+fn for_each_row(dims: &[DimOffsets], mut row: impl FnMut(usize, usize)) {
+    if dims.iter().any(Vec::is_empty) {
+        return;
+    }
+    let outer = &dims[..dims.len().saturating_sub(1)];
+    let mut index = vec![0usize; outer.len()];
+    loop {
+        let (mut s, mut d) = (0, 0);
+        for (offsets, &i) in outer.iter().zip(&index) {
+            s += offsets[i].0;
+            d += offsets[i].1;
+        }
+        row(s, d);
+        // Advance the outer index like an odometer.
+        let mut k = outer.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            index[k] += 1;
+            if index[k] < outer[k].len() {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+}
+
+/// The innermost dimension's offsets, or one element at 0 for a copy with no dimensions.
+fn inner(dims: &[DimOffsets]) -> &[(usize, usize)] {
+    dims.last().map_or(&[(0, 0)], Vec::as_slice)
+}
+
+/// Whether both sides of the innermost dimension advance one element at a time.
+fn is_contiguous_run(inner: &[(usize, usize)], elem: usize) -> bool {
+    inner
+        .windows(2)
+        .all(|w| w[1].0 == w[0].0 + elem && w[1].1 == w[0].1 + elem)
+}
+
+/// Copies the elements named by `dims` from `src` to `dst`, reversing the bytes of every
+/// `swap`-byte unit when `swap` is given (byte-order conversion).
 ///
 /// # Safety
-/// No other thread may touch the box's bytes in `dst` during the call.
-pub unsafe fn copy_box(
+/// No other thread may touch the destination bytes the copy writes during the call.
+pub unsafe fn copy_elements(
     src: &[u8],
-    src_box: &BoxLayout,
     dst: SharedBuffer,
-    dst_box: &BoxLayout,
-    counts: &[u64],
+    dims: &[DimOffsets],
     elem: usize,
     swap: Option<usize>,
 ) -> Result<()> {
-    src_box.check_fits(counts, elem, src.len())?;
-    dst_box.check_fits(counts, elem, dst.len)?;
+    check_extent(dims, elem, src.len(), dst.len)?;
+    let inner = inner(dims);
+    let whole_rows = swap.is_none() && is_contiguous_run(inner, elem);
+    let (s0, d0) = inner[0];
     let src = src.as_ptr();
-    for_each_row(counts, src_box, dst_box, |s, d, n, s_step, d_step| {
-        let (s, d) = (src.add(s), dst.ptr.add(d));
-        if swap.is_none() && s_step == elem && d_step == elem {
-            std::ptr::copy_nonoverlapping(s, d, n * elem);
+    for_each_row(dims, |s, d| {
+        if whole_rows {
+            std::ptr::copy_nonoverlapping(src.add(s + s0), dst.ptr.add(d + d0), inner.len() * elem);
             return;
         }
-        for i in 0..n {
-            let (se, de) = (s.add(i * s_step), d.add(i * d_step));
-            std::ptr::copy_nonoverlapping(se, de, elem);
+        for &(si, di) in inner {
+            let target = dst.ptr.add(d + di);
+            std::ptr::copy_nonoverlapping(src.add(s + si), target, elem);
             if let Some(unit) = swap {
-                std::slice::from_raw_parts_mut(de, elem)
+                std::slice::from_raw_parts_mut(target, elem)
                     .chunks_exact_mut(unit)
-                    .for_each(|u| u.reverse());
+                    .for_each(<[u8]>::reverse);
             }
         }
     });
     Ok(())
 }
 
-/// Fills a box of `dst` with copies of the one-element `pattern`.
+/// Writes the one-element `pattern` at every destination offset named by `dims` (the source
+/// offsets are ignored).
 ///
 /// # Safety
-/// No other thread may touch the box's bytes in `dst` during the call.
-pub unsafe fn fill_box(
-    dst: SharedBuffer,
-    dst_box: &BoxLayout,
-    counts: &[u64],
-    pattern: &[u8],
-) -> Result<()> {
+/// No other thread may touch the destination bytes the fill writes during the call.
+pub unsafe fn fill_elements(dst: SharedBuffer, dims: &[DimOffsets], pattern: &[u8]) -> Result<()> {
     let elem = pattern.len();
-    dst_box.check_fits(counts, elem, dst.len)?;
-    let zero = pattern.iter().all(|&b| b == 0);
-    for_each_row(counts, dst_box, dst_box, |_, d, n, _, d_step| {
-        let d = dst.ptr.add(d);
-        if zero && d_step == elem {
-            std::ptr::write_bytes(d, 0, n * elem);
+    check_extent(dims, elem, usize::MAX, dst.len)?;
+    let inner = inner(dims);
+    let zero_rows =
+        pattern.iter().all(|&b| b == 0) && inner.windows(2).all(|w| w[1].1 == w[0].1 + elem);
+    for_each_row(dims, |_, d| {
+        if zero_rows {
+            std::ptr::write_bytes(dst.ptr.add(d + inner[0].1), 0, inner.len() * elem);
             return;
         }
-        for i in 0..n {
-            std::ptr::copy_nonoverlapping(pattern.as_ptr(), d.add(i * d_step), elem);
+        for &(_, di) in inner {
+            std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.ptr.add(d + di), elem);
         }
     });
     Ok(())
-}
-
-/// Calls `row(src_offset, dst_offset, n, src_step, dst_step)` for every innermost row of the
-/// box; a 0-d box is one row of one element.
-fn for_each_row(
-    counts: &[u64],
-    a: &BoxLayout,
-    b: &BoxLayout,
-    mut row: impl FnMut(usize, usize, usize, usize, usize),
-) {
-    if counts.contains(&0) {
-        return;
-    }
-    let Some((&inner, outer)) = counts.split_last() else {
-        row(a.offset, b.offset, 1, 0, 0);
-        return;
-    };
-    let last = counts.len() - 1;
-    let mut index = vec![0u64; outer.len()];
-    loop {
-        let offset = |layout: &BoxLayout| {
-            layout.offset
-                + index
-                    .iter()
-                    .zip(&layout.strides)
-                    .map(|(&i, &s)| i as usize * s)
-                    .sum::<usize>()
-        };
-        row(
-            offset(a),
-            offset(b),
-            inner as usize,
-            a.strides[last],
-            b.strides[last],
-        );
-        // Advance the outer index like an odometer.
-        let mut d = outer.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < outer[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn offsets(src_stride: usize, dst_stride: usize, n: usize) -> DimOffsets {
+        (0..n).map(|i| (i * src_stride, i * dst_stride)).collect()
+    }
+
     #[test]
     fn dense_layouts() {
-        let c = BoxLayout::dense(&[4, 5, 6], &[1, 2, 3], 2, false);
-        assert_eq!(c.strides, vec![60, 12, 2]);
-        assert_eq!(c.offset, 60 + 24 + 6);
-        let f = BoxLayout::dense(&[4, 5, 6], &[1, 2, 3], 2, true);
-        assert_eq!(f.strides, vec![2, 8, 40]);
+        assert_eq!(dense_strides(&[4, 5, 6], 2, false), vec![60, 12, 2]);
+        assert_eq!(dense_strides(&[4, 5, 6], 2, true), vec![2, 8, 40]);
+        assert!(is_c_contiguous(&[4, 5, 6], &[60, 12, 2], 2));
+        assert!(is_c_contiguous(&[1, 5, 6], &[999, 12, 2], 2));
+        assert!(!is_c_contiguous(&[4, 5, 6], &[2, 8, 40], 2));
     }
 
     #[test]
@@ -228,20 +222,8 @@ mod tests {
         let values: [u16; 6] = [0x0102, 0x0304, 0x0506, 0x0708, 0x090a, 0x0b0c];
         let src: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         let mut dst = vec![0u8; 12];
-        let src_box = BoxLayout::dense(&[2, 3], &[0, 0], 2, true);
-        let dst_box = BoxLayout::dense(&[2, 3], &[0, 0], 2, false);
-        unsafe {
-            copy_box(
-                &src,
-                &src_box,
-                SharedBuffer::new(&mut dst),
-                &dst_box,
-                &[2, 3],
-                2,
-                Some(2),
-            )
-        }
-        .unwrap();
+        let dims = [offsets(2, 6, 2), offsets(4, 2, 3)];
+        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 2, Some(2)) }.unwrap();
         let got: Vec<u16> = dst
             .chunks(2)
             .map(|b| u16::from_ne_bytes([b[0], b[1]]).swap_bytes())
@@ -254,33 +236,44 @@ mod tests {
     }
 
     #[test]
-    fn fills_a_sub_box_and_refuses_overruns() {
+    fn copies_whole_rows_and_scattered_elements() {
+        let src: Vec<u8> = (0..16).collect();
         let mut dst = vec![0u8; 16];
-        let layout = BoxLayout::dense(&[4, 4], &[1, 1], 1, false);
-        unsafe { fill_box(SharedBuffer::new(&mut dst), &layout, &[2, 3], &[7]) }.unwrap();
-        assert_eq!(dst.iter().filter(|&&b| b == 7).count(), 6);
-        assert_eq!(dst[5], 7);
-        assert_eq!(dst[4], 0);
-        let too_big = BoxLayout::dense(&[4, 4], &[3, 3], 1, false);
-        assert!(unsafe { fill_box(SharedBuffer::new(&mut dst), &too_big, &[2, 2], &[1]) }.is_err());
+        // Rows 1 and 3 of a 4x4 byte matrix, columns 1..3, into a dense 2x2 at the start.
+        let dims = [vec![(4, 0), (12, 2)], vec![(1, 0), (2, 1)]];
+        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, None) }.unwrap();
+        assert_eq!(&dst[..4], &[5, 6, 13, 14]);
+        // Scattered innermost positions.
+        let dims = [vec![(0, 0)], vec![(3, 0), (0, 1), (3, 2)]];
+        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, None) }.unwrap();
+        assert_eq!(&dst[..3], &[3, 0, 3]);
     }
 
     #[test]
-    fn zero_dimensional_boxes_copy_one_element() {
-        let mut dst = vec![0u8; 4];
-        let layout = BoxLayout::dense(&[], &[], 4, false);
-        unsafe {
-            copy_box(
-                &[1, 2, 3, 4],
-                &layout,
+    fn fills_and_refuses_overruns() {
+        let mut dst = vec![0u8; 16];
+        let dims = [offsets(0, 4, 2), offsets(0, 1, 3)];
+        unsafe { fill_elements(SharedBuffer::new(&mut dst), &dims, &[7]) }.unwrap();
+        assert_eq!(dst.iter().filter(|&&b| b == 7).count(), 6);
+        let too_far = [offsets(0, 4, 4), offsets(0, 2, 3)];
+        assert!(unsafe { fill_elements(SharedBuffer::new(&mut dst), &too_far, &[1]) }.is_err());
+        let src = [0u8; 4];
+        assert!(unsafe {
+            copy_elements(
+                &src,
                 SharedBuffer::new(&mut dst),
-                &layout,
-                &[],
-                4,
+                &[offsets(1, 1, 5)],
+                1,
                 None,
             )
         }
-        .unwrap();
+        .is_err());
+    }
+
+    #[test]
+    fn zero_dimensional_copies_move_one_element() {
+        let mut dst = vec![0u8; 4];
+        unsafe { copy_elements(&[1, 2, 3, 4], SharedBuffer::new(&mut dst), &[], 4, None) }.unwrap();
         assert_eq!(dst, vec![1, 2, 3, 4]);
     }
 }

@@ -6,10 +6,17 @@ use crate::hierarchy;
 use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
 use crate::path;
 use crate::store::StoreHandle;
+use crate::strided::{dense_strides, is_c_contiguous};
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-mod region_io;
+mod buffer;
+mod chunk_io;
+mod orthogonal_io;
+mod points_io;
+
+pub use orthogonal_io::box_selection;
 
 /// An open Zarr v2 array. Safe to share between threads: reads and writes take `&self`.
 #[derive(Debug)]
@@ -24,6 +31,12 @@ pub struct Array {
     fill_stored: Vec<u8>,
     /// Bytes of one decoded chunk.
     chunk_nbytes: usize,
+    /// Byte strides of a decoded chunk along each dimension (C or F order).
+    chunk_strides: Vec<usize>,
+    /// Whether decoded chunks are laid out in C order.
+    chunk_is_c_order: bool,
+    /// Whether chunks holding only the fill value are stored (`true`) or erased (`false`).
+    write_empty_chunks: AtomicBool,
 }
 
 impl Array {
@@ -98,6 +111,8 @@ impl Array {
         if let Some(unit) = metadata.dtype.byte_swap() {
             fill_stored.chunks_exact_mut(unit).for_each(|u| u.reverse());
         }
+        let chunk_strides = dense_strides(&metadata.chunks, item_size, metadata.order == Order::F);
+        let chunk_is_c_order = is_c_contiguous(&metadata.chunks, &chunk_strides, item_size);
         Ok(Array {
             store,
             path,
@@ -106,6 +121,9 @@ impl Array {
             fill_native,
             fill_stored,
             chunk_nbytes,
+            chunk_strides,
+            chunk_is_c_order,
+            write_empty_chunks: AtomicBool::new(false),
         })
     }
 
@@ -154,10 +172,20 @@ impl Array {
         path::join(&self.path, &name)
     }
 
-    /// Whether chunk bytes in stored order are also C order (F order with at most one
-    /// dimension longer than 1 is the same layout).
-    fn chunk_is_c_order(&self) -> bool {
-        self.metadata.order == Order::C
-            || self.metadata.chunks.iter().filter(|&&c| c > 1).count() <= 1
+    /// Size of one element in bytes.
+    pub fn item_size(&self) -> usize {
+        self.metadata.dtype.size
+    }
+
+    /// Whether writes store chunks that hold only the fill value. Off by default, as in
+    /// zarr-python 3: such chunks are erased instead, and read back as the fill value. Arrays
+    /// whose fill value is `null` always store every chunk.
+    pub fn write_empty_chunks(&self) -> bool {
+        self.write_empty_chunks.load(Ordering::Relaxed)
+    }
+
+    /// Sets whether writes store chunks that hold only the fill value.
+    pub fn set_write_empty_chunks(&self, write: bool) {
+        self.write_empty_chunks.store(write, Ordering::Relaxed);
     }
 }

@@ -1,0 +1,211 @@
+//! Reading and writing orthogonal selections (boxes, strided boxes, index lists per
+//! dimension): one task per touched chunk, run in parallel, each touching a disjoint part of
+//! the caller's buffer.
+
+use super::buffer::BufferLayout;
+use super::chunk_io::with_scratch;
+use super::Array;
+use crate::error::{Error, Result};
+use crate::parallel;
+use crate::selection::{ChunkTask, DimSelection, OrthogonalPlan};
+use crate::strided::{copy_elements, fill_elements, is_c_contiguous, DimOffsets, SharedBuffer};
+use rayon::prelude::*;
+
+/// The orthogonal selection of a box: `count[d]` indices from `start[d]`, `step[d]` apart
+/// (1 when `step` is `None`).
+pub fn box_selection(
+    start: &[u64],
+    count: &[u64],
+    step: Option<&[u64]>,
+) -> Result<Vec<DimSelection>> {
+    if start.len() != count.len() || step.is_some_and(|s| s.len() != start.len()) {
+        return Err(Error::InvalidArgument(format!(
+            "start, count and step have different lengths ({}, {}, {})",
+            start.len(),
+            count.len(),
+            step.map_or(start.len(), <[u64]>::len)
+        )));
+    }
+    Ok((0..start.len())
+        .map(|d| DimSelection::Range {
+            start: start[d],
+            count: count[d],
+            step: step.map_or(1, |s| s[d]),
+        })
+        .collect())
+}
+
+impl Array {
+    /// Reads the box `start`/`count` into `out` (dense C order, native byte order), whose size
+    /// must be the box's element count times the item size. Missing chunks read as the fill value.
+    pub fn read_region(&self, start: &[u64], count: &[u64], out: &mut [u8]) -> Result<()> {
+        self.read_orthogonal(&box_selection(start, count, None)?, None, out)
+    }
+
+    /// Writes the box `start`/`count` from `data` (dense C order, native byte order).
+    pub fn write_region(&self, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
+        self.write_orthogonal(&box_selection(start, count, None)?, None, data)
+    }
+
+    /// Reads `count[d]` elements from `start[d]`, `step[d]` apart, into dense `out`.
+    pub fn read_strided(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        step: &[u64],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.read_orthogonal(&box_selection(start, count, Some(step))?, None, out)
+    }
+
+    /// Reads an orthogonal selection into `out`. The result has one dimension per array
+    /// dimension, of the selection's length there; `buffer_strides` (in elements) place it in
+    /// `out`, dense C order when `None`. Chunks are decoded in parallel, straight into `out`
+    /// where a whole chunk lands contiguously there.
+    pub fn read_orthogonal(
+        &self,
+        selection: &[DimSelection],
+        buffer_strides: Option<&[u64]>,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
+        let layout = BufferLayout::new(
+            plan.out_shape(),
+            self.item_size(),
+            buffer_strides,
+            out.len(),
+            true,
+        )?;
+        let out = SharedBuffer::new(out);
+        self.for_each_task(&plan, |task| self.read_task(task, &layout, out))
+    }
+
+    /// Writes an orthogonal selection from `data`, laid out as for
+    /// [`Array::read_orthogonal`]. Chunks the selection covers are encoded straight from
+    /// `data`; others are read, patched and re-encoded under the chunk's lock, so concurrent
+    /// writers of disjoint selections lose nothing. Where an index repeats, the last one wins.
+    pub fn write_orthogonal(
+        &self,
+        selection: &[DimSelection],
+        buffer_strides: Option<&[u64]>,
+        data: &[u8],
+    ) -> Result<()> {
+        self.store.check_writable(&self.path)?;
+        let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
+        let layout = BufferLayout::new(
+            plan.out_shape(),
+            self.item_size(),
+            buffer_strides,
+            data.len(),
+            false,
+        )?;
+        self.for_each_task(&plan, |task| self.write_task(task, &layout, data))
+    }
+
+    fn for_each_task(
+        &self,
+        plan: &OrthogonalPlan,
+        work: impl Fn(&ChunkTask) -> Result<()> + Sync,
+    ) -> Result<()> {
+        match plan.chunk_count() {
+            0 => Ok(()),
+            1 => work(&plan.chunk(0)),
+            n => parallel::run(|| {
+                (0..n)
+                    .into_par_iter()
+                    .try_for_each(|i| work(&plan.chunk(i)))
+            }),
+        }
+    }
+
+    /// Per-dimension byte offsets of a task's elements: `(chunk, buffer)` when `chunk_first`,
+    /// else `(buffer, chunk)`.
+    fn task_offsets(
+        &self,
+        task: &ChunkTask,
+        buffer: &BufferLayout,
+        chunk_first: bool,
+    ) -> Vec<DimOffsets> {
+        task.parts
+            .iter()
+            .enumerate()
+            .map(|(d, part)| {
+                let mut offsets = Vec::new();
+                part.for_each(|pos, out| {
+                    let (c, b) = (
+                        pos as usize * self.chunk_strides[d],
+                        out as usize * buffer.strides[d],
+                    );
+                    offsets.push(if chunk_first { (c, b) } else { (b, c) });
+                });
+                offsets
+            })
+            .collect()
+    }
+
+    /// Whether the task's chunk maps byte for byte onto one contiguous run of the buffer.
+    fn chunk_is_buffer_run(&self, task: &ChunkTask, buffer: &BufferLayout) -> bool {
+        self.chunk_is_c_order
+            && self.metadata.dtype.byte_swap().is_none()
+            && task.is_whole_chunk(&self.metadata.shape, &self.metadata.chunks)
+            && is_c_contiguous(&self.metadata.chunks, &buffer.strides, self.item_size())
+    }
+
+    fn read_task(&self, task: &ChunkTask, buffer: &BufferLayout, out: SharedBuffer) -> Result<()> {
+        let key = self.chunk_key(&task.coords);
+        let dims = self.task_offsets(task, buffer, true);
+        let Some(raw) = self.store.get(&key)? else {
+            // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping layout.
+            return unsafe { fill_elements(out, &dims, &self.fill_native) };
+        };
+        if self.chunk_is_buffer_run(task, buffer) {
+            let start: usize = dims.iter().map(|d| d[0].1).sum();
+            // SAFETY: as above; the range is exactly this chunk's elements.
+            let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
+            return self.decode_chunk(&raw, target, &key);
+        }
+        with_scratch(self.chunk_nbytes, |chunk| {
+            self.decode_chunk(&raw, chunk, &key)?;
+            // SAFETY: as above.
+            unsafe {
+                copy_elements(
+                    chunk,
+                    out,
+                    &dims,
+                    self.item_size(),
+                    self.metadata.dtype.byte_swap(),
+                )
+            }
+        })
+    }
+
+    fn write_task(&self, task: &ChunkTask, buffer: &BufferLayout, data: &[u8]) -> Result<()> {
+        let key = self.chunk_key(&task.coords);
+        let dims = self.task_offsets(task, buffer, false);
+        let _lock = self.store.lock_chunk(&key);
+        if self.chunk_is_buffer_run(task, buffer) {
+            let start: usize = dims.iter().map(|d| d[0].0).sum();
+            return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);
+        }
+        let (shape, chunks) = (&self.metadata.shape, &self.metadata.chunks);
+        with_scratch(self.chunk_nbytes, |chunk| {
+            if !task.covers_chunk_in_array(shape, chunks) {
+                self.load_chunk(&key, chunk)?;
+            } else if !task.is_whole_chunk(shape, chunks) {
+                // An edge chunk: its overhang holds no data, so it gets the fill value.
+                self.fill_chunk(chunk);
+            }
+            // SAFETY: `chunk` is this thread's own scratch buffer.
+            unsafe {
+                copy_elements(
+                    data,
+                    SharedBuffer::new(chunk),
+                    &dims,
+                    self.item_size(),
+                    self.metadata.dtype.byte_swap(),
+                )?
+            };
+            self.store_chunk(&key, chunk)
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! Reading and writing point (coordinate) selections: the points of each chunk are gathered
+//! or scattered with one decode of that chunk, chunks in parallel.
+
+use super::chunk_io::with_scratch;
+use super::Array;
+use crate::error::{Error, Result};
+use crate::parallel;
+use crate::selection::{PointGroup, PointPlan};
+use crate::strided::{copy_elements, fill_elements, DimOffsets, SharedBuffer};
+use rayon::prelude::*;
+
+impl Array {
+    /// Reads the elements at `coords` (`ndim` indices per point) into `out`, one element per
+    /// point in the order given.
+    pub fn read_points(&self, coords: &[u64], out: &mut [u8]) -> Result<()> {
+        let plan = self.point_plan(coords, out.len())?;
+        let out = SharedBuffer::new(out);
+        self.for_each_group(&plan, |group| {
+            let key = self.chunk_key(group.coords);
+            let pairs = self.point_offsets(group, true);
+            let Some(raw) = self.store.get(&key)? else {
+                // SAFETY: every point owns its own element of `out`.
+                return unsafe { fill_elements(out, &[pairs], &self.fill_native) };
+            };
+            with_scratch(self.chunk_nbytes, |chunk| {
+                self.decode_chunk(&raw, chunk, &key)?;
+                // SAFETY: as above.
+                unsafe {
+                    copy_elements(
+                        chunk,
+                        out,
+                        &[pairs],
+                        self.item_size(),
+                        self.metadata.dtype.byte_swap(),
+                    )
+                }
+            })
+        })
+    }
+
+    /// Writes one element per point from `data` to the elements at `coords`. Where a point
+    /// repeats, the last one wins.
+    pub fn write_points(&self, coords: &[u64], data: &[u8]) -> Result<()> {
+        self.store.check_writable(&self.path)?;
+        let plan = self.point_plan(coords, data.len())?;
+        self.for_each_group(&plan, |group| {
+            let key = self.chunk_key(group.coords);
+            let pairs = self.point_offsets(group, false);
+            let _lock = self.store.lock_chunk(&key);
+            with_scratch(self.chunk_nbytes, |chunk| {
+                self.load_chunk(&key, chunk)?;
+                // SAFETY: `chunk` is this thread's own scratch buffer.
+                unsafe {
+                    copy_elements(
+                        data,
+                        SharedBuffer::new(chunk),
+                        &[pairs],
+                        self.item_size(),
+                        self.metadata.dtype.byte_swap(),
+                    )?
+                };
+                self.store_chunk(&key, chunk)
+            })
+        })
+    }
+
+    fn point_plan(&self, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
+        let plan = PointPlan::new(&self.metadata.shape, &self.metadata.chunks, coords)?;
+        let needed = plan.len() as u64 * self.item_size() as u64;
+        if needed != buffer_len as u64 {
+            return Err(Error::BufferSize(format!(
+                "{} points of {} need {needed} bytes but the buffer has {buffer_len}",
+                plan.len(),
+                self.metadata.dtype.typestr()
+            )));
+        }
+        Ok(plan)
+    }
+
+    fn for_each_group(
+        &self,
+        plan: &PointPlan,
+        work: impl Fn(&PointGroup) -> Result<()> + Sync,
+    ) -> Result<()> {
+        parallel::run(|| {
+            (0..plan.chunk_count())
+                .into_par_iter()
+                .try_for_each(|i| work(&plan.group(i)))
+        })
+    }
+
+    /// Byte offsets of a chunk's points: `(chunk, buffer)` when `chunk_first`, else `(buffer, chunk)`.
+    fn point_offsets(&self, group: &PointGroup, chunk_first: bool) -> DimOffsets {
+        let mut pairs = Vec::new();
+        group.for_each(|point, pos| {
+            let c: usize = pos
+                .iter()
+                .zip(&self.chunk_strides)
+                .map(|(&p, &s)| p as usize * s)
+                .sum();
+            let b = point * self.item_size();
+            pairs.push(if chunk_first { (c, b) } else { (b, c) });
+        });
+        pairs
+    }
+}

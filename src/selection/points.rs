@@ -1,0 +1,155 @@
+//! Point (coordinate) selections: a list of index tuples, grouped by the chunk holding each.
+
+use crate::error::{Error, Result};
+
+/// A list of points checked against an array and grouped by chunk.
+#[derive(Debug)]
+pub struct PointPlan {
+    ndim: usize,
+    /// Chunk coordinates of every point, `ndim` values per point.
+    chunk_coords: Vec<u64>,
+    /// Position inside its chunk of every point, `ndim` values per point.
+    in_chunk: Vec<u64>,
+    /// Point indices sorted by chunk (stable: repeats keep their order).
+    order: Vec<usize>,
+    /// Ranges of `order` that share a chunk.
+    groups: Vec<std::ops::Range<usize>>,
+}
+
+/// The points of one chunk.
+#[derive(Debug)]
+pub struct PointGroup<'a> {
+    /// The chunk's position in the chunk grid.
+    pub coords: &'a [u64],
+    plan: &'a PointPlan,
+    members: &'a [usize],
+}
+
+impl PointPlan {
+    /// Checks `coords` (`ndim` indices per point, point after point) against `shape`.
+    pub fn new(shape: &[u64], chunks: &[u64], coords: &[u64]) -> Result<PointPlan> {
+        let ndim = shape.len();
+        if ndim == 0 {
+            return Err(Error::InvalidArgument(
+                "point selection needs an array with dimensions".into(),
+            ));
+        }
+        if coords.len() % ndim != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{} coordinates do not make whole {ndim}-dimensional points",
+                coords.len()
+            )));
+        }
+        let mut chunk_coords = Vec::with_capacity(coords.len());
+        let mut in_chunk = Vec::with_capacity(coords.len());
+        for (k, &index) in coords.iter().enumerate() {
+            let d = k % ndim;
+            if index >= shape[d] {
+                return Err(Error::OutOfBounds(format!(
+                    "point {}: index {index} is outside length {} of dimension {d}",
+                    k / ndim,
+                    shape[d]
+                )));
+            }
+            chunk_coords.push(index / chunks[d]);
+            in_chunk.push(index % chunks[d]);
+        }
+        let key = |i: usize| &chunk_coords[i * ndim..(i + 1) * ndim];
+        let mut order: Vec<usize> = (0..coords.len() / ndim).collect();
+        order.sort_by(|&a, &b| key(a).cmp(key(b)));
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        for k in 0..order.len() {
+            match groups.last_mut() {
+                Some(g) if key(order[g.start]) == key(order[k]) => g.end = k + 1,
+                _ => groups.push(k..k + 1),
+            }
+        }
+        Ok(PointPlan {
+            ndim,
+            chunk_coords,
+            in_chunk,
+            order,
+            groups,
+        })
+    }
+
+    /// How many points there are.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// How many chunks the points touch.
+    pub fn chunk_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The points of the `i`-th touched chunk.
+    pub fn group(&self, i: usize) -> PointGroup<'_> {
+        let members = &self.order[self.groups[i].clone()];
+        let first = members[0];
+        PointGroup {
+            coords: &self.chunk_coords[first * self.ndim..(first + 1) * self.ndim],
+            plan: self,
+            members,
+        }
+    }
+}
+
+impl PointGroup<'_> {
+    /// Calls `f(point_index, position_in_chunk)` for each point of the chunk, in input order.
+    pub fn for_each(&self, mut f: impl FnMut(usize, &[u64])) {
+        let n = self.plan.ndim;
+        for &p in self.members {
+            f(p, &self.plan.in_chunk[p * n..(p + 1) * n]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_points_by_chunk_keeping_input_order() {
+        let plan = PointPlan::new(&[10, 10], &[5, 5], &[7, 7, 1, 2, 8, 9, 1, 2, 6, 0]).unwrap();
+        assert_eq!(plan.len(), 5);
+        assert_eq!(plan.chunk_count(), 3);
+        let mut seen = Vec::new();
+        for g in 0..plan.chunk_count() {
+            let group = plan.group(g);
+            group.for_each(|p, pos| seen.push((group.coords.to_vec(), p, pos.to_vec())));
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (vec![0, 0], 1, vec![1, 2]),
+                (vec![0, 0], 3, vec![1, 2]),
+                (vec![1, 0], 4, vec![1, 0]),
+                (vec![1, 1], 0, vec![2, 2]),
+                (vec![1, 1], 2, vec![3, 4]),
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_bad_points() {
+        assert!(matches!(
+            PointPlan::new(&[10, 10], &[5, 5], &[1, 2, 3]),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            PointPlan::new(&[10, 10], &[5, 5], &[1, 10]),
+            Err(Error::OutOfBounds(_))
+        ));
+        assert!(matches!(
+            PointPlan::new(&[], &[], &[]),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(PointPlan::new(&[10], &[5], &[]).unwrap().is_empty());
+    }
+}
