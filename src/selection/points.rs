@@ -34,7 +34,7 @@ impl PointPlan {
                 "point selection needs an array with dimensions".into(),
             ));
         }
-        if coords.len() % ndim != 0 {
+        if !coords.len().is_multiple_of(ndim) {
             return Err(Error::InvalidArgument(format!(
                 "{} coordinates do not make whole {ndim}-dimensional points",
                 coords.len()
