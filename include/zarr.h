@@ -63,6 +63,31 @@ typedef int32_t zarr_dtype_kind;
 typedef int32_t zarr_order;
 
 /**
+ * The indices selected along one dimension by `zarr_array_read_orthogonal` and
+ * `zarr_array_write_orthogonal`: either `count` explicit indices (any order, repeats
+ * allowed), or, when `indices` is NULL, the range `start`, `start + step`, ... of `count`
+ * indices.
+ */
+typedef struct {
+  /**
+   * `count` explicit indices, or NULL to select a range.
+   */
+  const uint64_t *indices;
+  /**
+   * How many indices are selected (0 selects nothing).
+   */
+  uint64_t count;
+  /**
+   * First index of the range (ignored with `indices`).
+   */
+  uint64_t start;
+  /**
+   * Distance between range indices, at least 1 (ignored with `indices`).
+   */
+  uint64_t step;
+} zarr_dim_selection;
+
+/**
  * How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`.
  */
 typedef int32_t zarr_open_mode;
@@ -444,6 +469,137 @@ zarr_status zarr_group_attrs_get(const zarr_group *group, char **out_json);
  * `group` must be a live handle and `attrs_json` a NUL-terminated string.
  */
 zarr_status zarr_group_attrs_set(zarr_group *group, const char *attrs_json);
+
+/**
+ * Reads a strided box: `count[d]` elements from `start[d]`, `step[d]` apart (`step` NULL: 1)
+ * in each of `ndim` dimensions, like netCDF's `nc_get_vars`. The result has extent `count`
+ * and lands in `out` (native byte order) at `buffer_strides[d]` elements apart along
+ * dimension `d` (like GDAL's `bufferStride`), or dense in C order when `buffer_strides` is
+ * NULL, in which case `out_size` must be exactly product(count) × item size. With strides,
+ * every element must lie inside the `out_size` bytes, and no two elements may overlap.
+ *
+ * # Safety
+ * `array` must be a live handle; `start`, `count` (and `step`, `buffer_strides` unless NULL)
+ * hold `ndim` entries; `out` has `out_size` writable bytes.
+ */
+zarr_status zarr_array_read_strided(const zarr_array *array,
+                                    size_t ndim,
+                                    const uint64_t *start,
+                                    const uint64_t *count,
+                                    const uint64_t *step,
+                                    const uint64_t *buffer_strides,
+                                    void *out,
+                                    size_t out_size);
+
+/**
+ * Writes a strided box from `data`, laid out as for `zarr_array_read_strided` (buffer
+ * strides may repeat elements here: the data is only read).
+ *
+ * # Safety
+ * As for `zarr_array_read_strided`, with `data` holding `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_strided(zarr_array *array,
+                                     size_t ndim,
+                                     const uint64_t *start,
+                                     const uint64_t *count,
+                                     const uint64_t *step,
+                                     const uint64_t *buffer_strides,
+                                     const void *data,
+                                     size_t data_size);
+
+/**
+ * Reads an orthogonal selection: along each dimension `d`, the indices `selection[d]`
+ * names (a list or a range), like zarr-python's `get_orthogonal_selection`. The result has
+ * extent `selection[d].count` along `d` and is laid out in `out` as for
+ * `zarr_array_read_strided`.
+ *
+ * # Safety
+ * `array` must be a live handle; `selection` (and `buffer_strides` unless NULL) hold `ndim`
+ * entries, each non-NULL `indices` `count` values; `out` has `out_size` writable bytes.
+ */
+zarr_status zarr_array_read_orthogonal(const zarr_array *array,
+                                       size_t ndim,
+                                       const zarr_dim_selection *selection,
+                                       const uint64_t *buffer_strides,
+                                       void *out,
+                                       size_t out_size);
+
+/**
+ * Writes an orthogonal selection from `data` (see `zarr_array_read_orthogonal`); where an
+ * index repeats, the last value written wins.
+ *
+ * # Safety
+ * As for `zarr_array_read_orthogonal`, with `data` holding `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_orthogonal(zarr_array *array,
+                                        size_t ndim,
+                                        const zarr_dim_selection *selection,
+                                        const uint64_t *buffer_strides,
+                                        const void *data,
+                                        size_t data_size);
+
+/**
+ * Reads `npoints` single elements, like zarr-python's `get_coordinate_selection`: point `i`
+ * is at `coords[i * ndim + d]` along dimension `d`, and its value goes to element `i` of
+ * `out` (`out_size` = `npoints` × item size). Each chunk is decoded once.
+ *
+ * # Safety
+ * `array` must be a live handle; `coords` holds `npoints * ndim` values; `out` has
+ * `out_size` writable bytes.
+ */
+zarr_status zarr_array_read_points(const zarr_array *array,
+                                   size_t ndim,
+                                   size_t npoints,
+                                   const uint64_t *coords,
+                                   void *out,
+                                   size_t out_size);
+
+/**
+ * Writes `npoints` single elements from `data` (see `zarr_array_read_points`); where a point
+ * repeats, the last value wins.
+ *
+ * # Safety
+ * As for `zarr_array_read_points`, with `data` holding `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_points(zarr_array *array,
+                                    size_t ndim,
+                                    size_t npoints,
+                                    const uint64_t *coords,
+                                    const void *data,
+                                    size_t data_size);
+
+/**
+ * Sets how many worker threads decode and encode chunks, for every later call in the
+ * process; 0 restores the default: the `ZARR_NUM_THREADS` environment variable if set,
+ * else the number of cores.
+ */
+zarr_status zarr_set_num_threads(size_t threads);
+
+/**
+ * The number of worker threads that decode and encode chunks.
+ *
+ * # Safety
+ * `out_threads` must be writable.
+ */
+zarr_status zarr_num_threads(size_t *out_threads);
+
+/**
+ * Sets whether writes store chunks that hold only the fill value. Off by default, as in
+ * zarr-python 3: such chunks are erased from the store instead (they read back as the fill
+ * value). Arrays whose fill value is null always store every chunk. Applies to this handle.
+ *
+ * # Safety
+ * `array` must be a live handle.
+ */
+zarr_status zarr_array_set_write_empty_chunks(zarr_array *array, bool write);
+
+/**
+ * Whether writes through this handle store chunks that hold only the fill value.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_write` writable.
+ */
+zarr_status zarr_array_write_empty_chunks(const zarr_array *array, bool *out_write);
 
 /**
  * The name of a status code, e.g. `"ZARR_ERR_NOT_FOUND"`, or `"ZARR_UNKNOWN_STATUS"`.

@@ -40,7 +40,7 @@ pub const ZARR_ORDER_C: zarr_order = 0;
 /// Column-major chunks: the first dimension varies fastest.
 pub const ZARR_ORDER_F: zarr_order = 1;
 
-fn array_arg<'a>(array: *const zarr_array) -> Result<&'a Array> {
+pub(super) fn array_arg<'a>(array: *const zarr_array) -> Result<&'a Array> {
     Ok(&ref_arg(array, "array")?.inner)
 }
 
@@ -60,7 +60,7 @@ fn dims_out(
     })
 }
 
-fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
+pub(super) fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
     let actual = array.metadata().shape.len();
     if ndim != actual {
         return Err(Error::InvalidArgument(format!(

@@ -73,6 +73,18 @@ pub(crate) fn slice_arg<'a, T>(ptr: *const T, len: usize, name: &str) -> Result<
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// An optional array argument of `len` elements: NULL means "not given".
+pub(crate) fn optional_slice_arg<'a, T>(
+    ptr: *const T,
+    len: usize,
+    name: &str,
+) -> Result<Option<&'a [T]>> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    slice_arg(ptr, len, name).map(Some)
+}
+
 /// A writable array argument of `len` elements.
 pub(crate) fn slice_out<'a, T>(ptr: *mut T, len: usize, name: &str) -> Result<&'a mut [T]> {
     check_buffer(ptr, len, name)?;

@@ -4,11 +4,13 @@
 mod array;
 mod boundary;
 mod group;
+mod selection;
 mod status;
 mod store;
 
 pub use array::*;
 pub use group::*;
+pub use selection::*;
 pub use status::*;
 pub use store::*;
 
