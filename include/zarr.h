@@ -541,7 +541,8 @@ zarr_status zarr_array_write_orthogonal(zarr_array *array,
 /**
  * Reads `npoints` single elements, like zarr-python's `get_coordinate_selection`: point `i`
  * is at `coords[i * ndim + d]` along dimension `d`, and its value goes to element `i` of
- * `out` (`out_size` = `npoints` × item size). Each chunk is decoded once.
+ * `out` (`out_size` = `npoints` × item size). Each chunk is decoded once. In a 0-d array
+ * (`ndim` 0) every point names the one element.
  *
  * # Safety
  * `array` must be a live handle; `coords` holds `npoints * ndim` values; `out` has

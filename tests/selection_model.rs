@@ -145,7 +145,7 @@ fn run_case(seed: u64, store: Arc<StoreHandle>) {
             let n = 1 + rng.below(8) as usize;
             let coords: Vec<u64> = (0..n * ndim).map(|k| rng.below(shape[k % ndim])).collect();
             let data = rng.bytes(n * item);
-            array.write_points(&coords, &data).unwrap();
+            array.write_points(n, &coords, &data).unwrap();
             for p in 0..n {
                 let sel: Vec<Vec<u64>> = (0..ndim).map(|d| vec![coords[p * ndim + d]]).collect();
                 for_each_element(&shape, &sel, &vec![0; ndim], item, |m, _| {
@@ -192,7 +192,7 @@ fn run_case(seed: u64, store: Arc<StoreHandle>) {
         let n = 1 + rng.below(8) as usize;
         let coords: Vec<u64> = (0..n * ndim).map(|k| rng.below(shape[k % ndim])).collect();
         let mut out = vec![0u8; n * item];
-        reader.read_points(&coords, &mut out).unwrap();
+        reader.read_points(n, &coords, &mut out).unwrap();
         for p in 0..n {
             let sel: Vec<Vec<u64>> = (0..ndim).map(|d| vec![coords[p * ndim + d]]).collect();
             for_each_element(&shape, &sel, &vec![0; ndim], item, |m, _| {
@@ -243,7 +243,7 @@ fn chunks_of_fill_value_are_erased_unless_asked_for() {
         !store.contains("a/0.0").unwrap(),
         "a chunk of fill value is erased"
     );
-    array.write_points(&[3, 3], &9i32.to_ne_bytes()).unwrap();
+    array.write_points(1, &[3, 3], &9i32.to_ne_bytes()).unwrap();
     assert!(
         !store.contains("a/1.1").unwrap(),
         "a partial write of fill value stores nothing"

@@ -1,17 +1,31 @@
-//! One chunk at a time: decoding into a buffer of exactly one chunk, encoding and storing
-//! (or dropping chunks that hold only the fill value), and the per-thread scratch buffer.
+//! One chunk at a time: fetching its stored bytes, decoding into a buffer of exactly one
+//! chunk, encoding and storing (or dropping chunks that hold only the fill value), and the
+//! per-thread buffers that make this allocation-free in the steady state.
 
 use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
 use std::cell::Cell;
+use std::io::Read;
 use std::sync::atomic::Ordering;
 
-/// Scratch buffers larger than this are released after use instead of kept for the next chunk.
-const KEEP_SCRATCH_BYTES: usize = 64 << 20;
+/// Per-thread buffers larger than this are released after use instead of kept for the next chunk.
+const KEEP_BUFFER_BYTES: usize = 64 << 20;
 
 thread_local! {
     /// A decoded-chunk buffer reused by every chunk this thread handles.
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    /// A stored-bytes buffer reused by every chunk this thread reads.
+    static STORED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Fills `buf` with copies of the one-element `pattern`.
+fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    if pattern.iter().all(|&b| b == 0) {
+        buf.fill(0);
+    } else {
+        buf.chunks_exact_mut(pattern.len())
+            .for_each(|e| e.copy_from_slice(pattern));
+    }
 }
 
 /// Runs `f` with this thread's scratch buffer resized to `len` bytes (contents unspecified).
@@ -21,7 +35,7 @@ pub(super) fn with_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>
         buf = try_alloc_zeroed(len, "a decoded chunk")?;
     }
     let result = f(&mut buf[..len]);
-    if buf.len() <= KEEP_SCRATCH_BYTES {
+    if buf.len() <= KEEP_BUFFER_BYTES {
         SCRATCH.with(|s| s.set(buf));
     }
     result
@@ -34,39 +48,106 @@ impl Array {
             Some(codec) => codec
                 .decode_into(raw, out)
                 .map_err(|e| e.context(format!("chunk {key:?}"))),
-            None if raw.len() == out.len() => {
+            None => {
+                self.check_uncompressed(raw, key)?;
                 out.copy_from_slice(raw);
                 Ok(())
             }
-            None => Err(Error::CorruptChunk(format!(
-                "chunk {key:?} has {} bytes but an uncompressed chunk has {}",
-                raw.len(),
-                out.len()
-            ))),
         }
+    }
+
+    /// Runs `f` on the stored bytes of the chunk under `key` (`None` if it was never written),
+    /// read into this thread's reusable buffer.
+    pub(super) fn with_stored_chunk<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(Option<&[u8]>) -> Result<T>,
+    ) -> Result<T> {
+        let mut buf = STORED.with(Cell::take);
+        let result = match self.store.get_into(key, &mut buf) {
+            Ok(found) => f(found.then_some(buf.as_slice())),
+            Err(e) => Err(e),
+        };
+        if buf.capacity() <= KEEP_BUFFER_BYTES {
+            STORED.with(|s| s.set(buf));
+        }
+        result
+    }
+
+    /// Runs `f` on the decoded form of stored chunk bytes: the bytes themselves when there is
+    /// no compressor, else decoded into this thread's scratch buffer.
+    pub(super) fn with_decoded_chunk<T>(
+        &self,
+        raw: &[u8],
+        key: &str,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
+        if self.compressor.is_none() {
+            self.check_uncompressed(raw, key)?;
+            return f(raw);
+        }
+        with_scratch(self.chunk_nbytes, |chunk| {
+            self.decode_chunk(raw, chunk, key)?;
+            f(chunk)
+        })
+    }
+
+    /// Reads the chunk under `key` into `out` (one decoded chunk), the fill value if it was
+    /// never written. An uncompressed chunk is read from the store straight into `out`.
+    pub(super) fn read_chunk_into(&self, key: &str, out: &mut [u8]) -> Result<()> {
+        if self.compressor.is_some() {
+            return self.load_chunk(key, out);
+        }
+        let Some((mut reader, len)) = self.store.open_read(key)? else {
+            fill_pattern(out, &self.fill_native);
+            return Ok(());
+        };
+        if len != self.chunk_nbytes as u64 {
+            return Err(self.wrong_size(key, len));
+        }
+        let mut probe = [0u8; 1];
+        reader
+            .read_exact(out)
+            .and_then(|()| reader.read(&mut probe))
+            .map_err(|e| Error::io(format!("reading chunk {key:?}"), e))
+            .and_then(|extra| {
+                if extra == 0 {
+                    Ok(())
+                } else {
+                    Err(self.wrong_size(key, len + 1))
+                }
+            })
     }
 
     /// Fetches and decodes the chunk under `key` into `out`, or fills `out` with the fill value
     /// when the chunk was never written.
     pub(super) fn load_chunk(&self, key: &str, out: &mut [u8]) -> Result<()> {
-        match self.store.get(key)? {
-            Some(raw) => self.decode_chunk(&raw, out, key),
+        self.with_stored_chunk(key, |raw| match raw {
+            Some(raw) => self.decode_chunk(raw, out, key),
             None => {
                 self.fill_chunk(out);
                 Ok(())
             }
+        })
+    }
+
+    fn check_uncompressed(&self, raw: &[u8], key: &str) -> Result<()> {
+        if raw.len() != self.chunk_nbytes {
+            return Err(self.wrong_size(key, raw.len() as u64));
         }
+        Ok(())
+    }
+
+    fn wrong_size(&self, key: &str, len: u64) -> Error {
+        Error::CorruptChunk(format!(
+            "chunk {key:?} has {len} bytes but an uncompressed chunk has {}",
+            self.chunk_nbytes
+        ))
     }
 
     /// Fills a whole decoded chunk (stored byte order) with the fill value.
     pub(super) fn fill_chunk(&self, chunk: &mut [u8]) {
-        if self.fill_stored.iter().all(|&b| b == 0) {
-            chunk.fill(0);
-        } else {
-            chunk
-                .chunks_exact_mut(self.fill_stored.len())
-                .for_each(|e| e.copy_from_slice(&self.fill_stored));
-        }
+        fill_pattern(chunk, &self.fill_stored);
     }
 
     /// Encodes a decoded chunk and stores it under `key`; a chunk holding only the fill value

@@ -154,28 +154,28 @@ impl Array {
     fn read_task(&self, task: &ChunkTask, buffer: &BufferLayout, out: SharedBuffer) -> Result<()> {
         let key = self.chunk_key(&task.coords);
         let dims = self.task_offsets(task, buffer, true);
-        let Some(raw) = self.store.get(&key)? else {
-            // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping layout.
-            return unsafe { fill_elements(out, &dims, &self.fill_native) };
-        };
         if self.chunk_is_buffer_run(task, buffer) {
             let start: usize = dims.iter().map(|d| d[0].1).sum();
-            // SAFETY: as above; the range is exactly this chunk's elements.
+            // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
+            // layout; this range is exactly this chunk's elements.
             let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
-            return self.decode_chunk(&raw, target, &key);
+            return self.read_chunk_into(&key, target);
         }
-        with_scratch(self.chunk_nbytes, |chunk| {
-            self.decode_chunk(&raw, chunk, &key)?;
+        self.with_stored_chunk(&key, |raw| match raw {
             // SAFETY: as above.
-            unsafe {
-                copy_elements(
-                    chunk,
-                    out,
-                    &dims,
-                    self.item_size(),
-                    self.metadata.dtype.byte_swap(),
-                )
-            }
+            None => unsafe { fill_elements(out, &dims, &self.fill_native) },
+            Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
+                // SAFETY: as above.
+                unsafe {
+                    copy_elements(
+                        chunk,
+                        out,
+                        &dims,
+                        self.item_size(),
+                        self.metadata.dtype.byte_swap(),
+                    )
+                }
+            }),
         })
     }
 

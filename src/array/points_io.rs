@@ -10,39 +10,38 @@ use crate::strided::{copy_elements, fill_elements, DimOffsets, SharedBuffer};
 use rayon::prelude::*;
 
 impl Array {
-    /// Reads the elements at `coords` (`ndim` indices per point) into `out`, one element per
-    /// point in the order given.
-    pub fn read_points(&self, coords: &[u64], out: &mut [u8]) -> Result<()> {
-        let plan = self.point_plan(coords, out.len())?;
+    /// Reads the elements at `npoints` points given by `coords` (`ndim` indices per point)
+    /// into `out`, one element per point in the order given.
+    pub fn read_points(&self, npoints: usize, coords: &[u64], out: &mut [u8]) -> Result<()> {
+        let plan = self.point_plan(npoints, coords, out.len())?;
         let out = SharedBuffer::new(out);
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
-            let pairs = self.point_offsets(group, true);
-            let Some(raw) = self.store.get(&key)? else {
+            let pairs = [self.point_offsets(group, true)];
+            self.with_stored_chunk(&key, |raw| match raw {
                 // SAFETY: every point owns its own element of `out`.
-                return unsafe { fill_elements(out, &[pairs], &self.fill_native) };
-            };
-            with_scratch(self.chunk_nbytes, |chunk| {
-                self.decode_chunk(&raw, chunk, &key)?;
-                // SAFETY: as above.
-                unsafe {
-                    copy_elements(
-                        chunk,
-                        out,
-                        &[pairs],
-                        self.item_size(),
-                        self.metadata.dtype.byte_swap(),
-                    )
-                }
+                None => unsafe { fill_elements(out, &pairs, &self.fill_native) },
+                Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
+                    // SAFETY: as above.
+                    unsafe {
+                        copy_elements(
+                            chunk,
+                            out,
+                            &pairs,
+                            self.item_size(),
+                            self.metadata.dtype.byte_swap(),
+                        )
+                    }
+                }),
             })
         })
     }
 
-    /// Writes one element per point from `data` to the elements at `coords`. Where a point
-    /// repeats, the last one wins.
-    pub fn write_points(&self, coords: &[u64], data: &[u8]) -> Result<()> {
+    /// Writes one element per point from `data` to the `npoints` points given by `coords`.
+    /// Where a point repeats, the last one wins.
+    pub fn write_points(&self, npoints: usize, coords: &[u64], data: &[u8]) -> Result<()> {
         self.store.check_writable(&self.path)?;
-        let plan = self.point_plan(coords, data.len())?;
+        let plan = self.point_plan(npoints, coords, data.len())?;
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
             let pairs = self.point_offsets(group, false);
@@ -64,8 +63,8 @@ impl Array {
         })
     }
 
-    fn point_plan(&self, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
-        let plan = PointPlan::new(&self.metadata.shape, &self.metadata.chunks, coords)?;
+    fn point_plan(&self, npoints: usize, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
+        let plan = PointPlan::new(&self.metadata.shape, &self.metadata.chunks, npoints, coords)?;
         let needed = plan.len() as u64 * self.item_size() as u64;
         if needed != buffer_len as u64 {
             return Err(Error::BufferSize(format!(

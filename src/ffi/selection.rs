@@ -202,7 +202,8 @@ pub unsafe extern "C" fn zarr_array_write_orthogonal(
 
 /// Reads `npoints` single elements, like zarr-python's `get_coordinate_selection`: point `i`
 /// is at `coords[i * ndim + d]` along dimension `d`, and its value goes to element `i` of
-/// `out` (`out_size` = `npoints` × item size). Each chunk is decoded once.
+/// `out` (`out_size` = `npoints` × item size). Each chunk is decoded once. In a 0-d array
+/// (`ndim` 0) every point names the one element.
 ///
 /// # Safety
 /// `array` must be a live handle; `coords` holds `npoints * ndim` values; `out` has
@@ -219,7 +220,11 @@ pub unsafe extern "C" fn zarr_array_read_points(
     run(|| {
         let array = array_arg(array)?;
         let coords = points_arg(array, ndim, npoints, coords)?;
-        array.read_points(coords, slice_out(out.cast::<u8>(), out_size, "out")?)
+        array.read_points(
+            npoints,
+            coords,
+            slice_out(out.cast::<u8>(), out_size, "out")?,
+        )
     })
 }
 
@@ -240,7 +245,11 @@ pub unsafe extern "C" fn zarr_array_write_points(
     run(|| {
         let array = array_arg(array)?;
         let coords = points_arg(array, ndim, npoints, coords)?;
-        array.write_points(coords, slice_arg(data.cast::<u8>(), data_size, "data")?)
+        array.write_points(
+            npoints,
+            coords,
+            slice_arg(data.cast::<u8>(), data_size, "data")?,
+        )
     })
 }
 

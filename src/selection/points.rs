@@ -26,17 +26,13 @@ pub struct PointGroup<'a> {
 }
 
 impl PointPlan {
-    /// Checks `coords` (`ndim` indices per point, point after point) against `shape`.
-    pub fn new(shape: &[u64], chunks: &[u64], coords: &[u64]) -> Result<PointPlan> {
+    /// Checks `npoints` points given by `coords` (`ndim` indices per point, point after
+    /// point) against `shape`. In a 0-d array every point names the one element.
+    pub fn new(shape: &[u64], chunks: &[u64], npoints: usize, coords: &[u64]) -> Result<PointPlan> {
         let ndim = shape.len();
-        if ndim == 0 {
-            return Err(Error::InvalidArgument(
-                "point selection needs an array with dimensions".into(),
-            ));
-        }
-        if !coords.len().is_multiple_of(ndim) {
+        if npoints.checked_mul(ndim) != Some(coords.len()) {
             return Err(Error::InvalidArgument(format!(
-                "{} coordinates do not make whole {ndim}-dimensional points",
+                "{} coordinates do not make {npoints} {ndim}-dimensional points",
                 coords.len()
             )));
         }
@@ -55,7 +51,7 @@ impl PointPlan {
             in_chunk.push(index % chunks[d]);
         }
         let key = |i: usize| &chunk_coords[i * ndim..(i + 1) * ndim];
-        let mut order: Vec<usize> = (0..coords.len() / ndim).collect();
+        let mut order: Vec<usize> = (0..npoints).collect();
         order.sort_by(|&a, &b| key(a).cmp(key(b)));
         let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
         for k in 0..order.len() {
@@ -116,7 +112,7 @@ mod tests {
 
     #[test]
     fn groups_points_by_chunk_keeping_input_order() {
-        let plan = PointPlan::new(&[10, 10], &[5, 5], &[7, 7, 1, 2, 8, 9, 1, 2, 6, 0]).unwrap();
+        let plan = PointPlan::new(&[10, 10], &[5, 5], 5, &[7, 7, 1, 2, 8, 9, 1, 2, 6, 0]).unwrap();
         assert_eq!(plan.len(), 5);
         assert_eq!(plan.chunk_count(), 3);
         let mut seen = Vec::new();
@@ -139,17 +135,19 @@ mod tests {
     #[test]
     fn refuses_bad_points() {
         assert!(matches!(
-            PointPlan::new(&[10, 10], &[5, 5], &[1, 2, 3]),
+            PointPlan::new(&[10, 10], &[5, 5], 2, &[1, 2, 3]),
             Err(Error::InvalidArgument(_))
         ));
         assert!(matches!(
-            PointPlan::new(&[10, 10], &[5, 5], &[1, 10]),
+            PointPlan::new(&[10, 10], &[5, 5], 1, &[1, 10]),
             Err(Error::OutOfBounds(_))
         ));
         assert!(matches!(
-            PointPlan::new(&[], &[], &[]),
+            PointPlan::new(&[10], &[5], usize::MAX, &[]),
             Err(Error::InvalidArgument(_))
         ));
-        assert!(PointPlan::new(&[10], &[5], &[]).unwrap().is_empty());
+        let scalar = PointPlan::new(&[], &[], 3, &[]).unwrap();
+        assert_eq!((scalar.len(), scalar.chunk_count()), (3, 1));
+        assert!(PointPlan::new(&[10], &[5], 0, &[]).unwrap().is_empty());
     }
 }

@@ -4,7 +4,7 @@ use super::{OpenMode, Store};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -102,13 +102,31 @@ impl DirectoryStore {
 
 impl Store for DirectoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        Ok(self.get_into(key, &mut buf)?.then_some(buf))
+    }
+
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
         let file = self.file(key)?;
-        match fs::read(&file) {
-            Ok(bytes) => Ok(Some(bytes)),
+        buf.clear();
+        match fs::File::open(&file).and_then(|mut f| f.read_to_end(buf)) {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(false)
+            }
+            Err(e) if file.is_dir() => Err(Error::io(format!("key {key:?} is a directory"), e)),
+            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+        }
+    }
+
+    fn open_read(&self, key: &str) -> Result<Option<(Box<dyn Read + '_>, u64)>> {
+        let file = self.file(key)?;
+        let opened = fs::File::open(&file).and_then(|f| Ok((f.metadata()?.len(), f)));
+        match opened {
+            Ok((len, f)) => Ok(Some((Box::new(f), len))),
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 Ok(None)
             }
-            Err(e) if file.is_dir() => Err(Error::io(format!("key {key:?} is a directory"), e)),
             Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
         }
     }

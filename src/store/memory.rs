@@ -37,6 +37,16 @@ impl Store for MemoryStore {
         Ok(self.read().get(key).cloned())
     }
 
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        validate_key(key)?;
+        buf.clear();
+        Ok(self
+            .read()
+            .get(key)
+            .map(|v| buf.extend_from_slice(v))
+            .is_some())
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         validate_key(key)?;
         self.write().insert(key.to_string(), value.to_vec());

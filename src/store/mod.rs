@@ -1,6 +1,7 @@
 //! Key/value stores behind one trait, and the [`StoreHandle`] that arrays and groups share.
 
 use crate::error::{Error, Result};
+use std::io::Read;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod directory;
@@ -14,10 +15,24 @@ pub use memory::MemoryStore;
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// The value under `key`, or `None` if there is none.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Reads the value under `key` into `buf` (replacing its contents, reusing its capacity);
+    /// `false` if there is none.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        buf.clear();
+        Ok(self.get(key)?.map(|v| buf.extend_from_slice(&v)).is_some())
+    }
     /// Stores `value` under `key`, replacing any previous value atomically.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
     /// Removes `key`; removing a missing key is not an error.
     fn erase(&self, key: &str) -> Result<()>;
+    /// Opens the value under `key` for streaming reads, with its length in bytes; `None` if
+    /// there is none. Lets callers read a value straight into its final place.
+    fn open_read(&self, key: &str) -> Result<Option<(Box<dyn Read + '_>, u64)>> {
+        Ok(self.get(key)?.map(|v| {
+            let len = v.len() as u64;
+            (Box::new(std::io::Cursor::new(v)) as Box<dyn Read>, len)
+        }))
+    }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
         Ok(self.get(key)?.is_some())
@@ -70,6 +85,16 @@ impl StoreHandle {
     /// The value under `key`, if any.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.backend.get(key)
+    }
+
+    /// Reads the value under `key` into `buf`, reusing its capacity; `false` if there is none.
+    pub fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        self.backend.get_into(key, buf)
+    }
+
+    /// Opens the value under `key` for streaming reads, with its length; `None` if missing.
+    pub fn open_read(&self, key: &str) -> Result<Option<(Box<dyn Read + '_>, u64)>> {
+        self.backend.open_read(key)
     }
 
     /// Whether `key` holds a value.
@@ -136,6 +161,15 @@ pub(crate) mod tests {
         store.set("b", b"z").unwrap();
         store.set("b", b"zz").unwrap();
         assert_eq!(store.get("b").unwrap().unwrap(), b"zz");
+        let mut buf = b"old contents".to_vec();
+        assert!(store.get_into("b", &mut buf).unwrap());
+        assert_eq!(buf, b"zz");
+        assert!(!store.get_into("missing", &mut buf).unwrap());
+        let (mut reader, len) = store.open_read("b").unwrap().unwrap();
+        let mut streamed = Vec::new();
+        reader.read_to_end(&mut streamed).unwrap();
+        assert_eq!((streamed.as_slice(), len), (&b"zz"[..], 2));
+        assert!(store.open_read("missing").unwrap().is_none());
         assert!(store.contains("a/0.0").unwrap());
         assert_eq!(store.list_dir("").unwrap(), vec!["a", "b"]);
         assert_eq!(store.list_dir("a/").unwrap(), vec![".zarray", "0.0", "1"]);
