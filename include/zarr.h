@@ -587,7 +587,9 @@ zarr_status zarr_num_threads(size_t *out_threads);
 /**
  * Sets whether writes store chunks that hold only the fill value. Off by default, as in
  * zarr-python 3: such chunks are erased from the store instead (they read back as the fill
- * value). Arrays whose fill value is null always store every chunk. Applies to this handle.
+ * value). A chunk counts as empty when every element equals the fill value byte for byte
+ * (so `-0.0` under a `0.0` fill, or another NaN payload, is kept: nothing is lost). Arrays
+ * whose fill value is null always store every chunk. Applies to this handle.
  *
  * # Safety
  * `array` must be a live handle.

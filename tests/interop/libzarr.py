@@ -2,10 +2,13 @@
 
 Every call checks its status and raises LibzarrError(status name + zarr_last_error()).
 Strings returned through char** are copied and released with zarr_string_free.
-Numeric buffers cross the boundary C-contiguous and in native byte order.
+Numeric buffers cross the boundary in native byte order: C-contiguous for read/write/points; the strided
+and orthogonal calls also take any numpy view with non-negative strides (passed as buffer strides in
+elements, with the size of the underlying buffer from the view's first element on).
 """
 import ctypes as C
 import json
+import numbers
 import os
 from pathlib import Path
 
@@ -46,7 +49,22 @@ _SIGNATURES = {
     "zarr_group_list": [_h, _out_s],
     "zarr_group_attrs_get": [_h, _out_s],
     "zarr_group_attrs_set": [_h, C.c_char_p],
+    "zarr_array_read_strided": [_h, _sz, _u64p, _u64p, _u64p, _u64p, C.c_void_p, _sz],
+    "zarr_array_write_strided": [_h, _sz, _u64p, _u64p, _u64p, _u64p, C.c_void_p, _sz],
+    "zarr_array_read_orthogonal": [_h, _sz, C.c_void_p, _u64p, C.c_void_p, _sz],  # zarr_dim_selection*
+    "zarr_array_write_orthogonal": [_h, _sz, C.c_void_p, _u64p, C.c_void_p, _sz],
+    "zarr_array_read_points": [_h, _sz, _sz, _u64p, C.c_void_p, _sz],
+    "zarr_array_write_points": [_h, _sz, _sz, _u64p, C.c_void_p, _sz],
+    "zarr_set_num_threads": [_sz],
+    "zarr_num_threads": [C.POINTER(C.c_size_t)],
+    "zarr_array_set_write_empty_chunks": [_h, C.c_bool],
+    "zarr_array_write_empty_chunks": [_h, C.POINTER(C.c_bool)],
 }
+
+
+class DimSelection(C.Structure):
+    """zarr_dim_selection: `count` explicit indices, or (indices NULL) the range start, start+step, ..."""
+    _fields_ = [("indices", _u64p), ("count", C.c_uint64), ("start", C.c_uint64), ("step", C.c_uint64)]
 
 _lib = None
 _EMPTY = C.c_char()  # stand-in for buffers of 0 bytes: the API wants non-NULL pointers
@@ -97,6 +115,17 @@ def version():
 
 def status_name(status):
     return lib().zarr_status_name(status).decode()
+
+
+def set_num_threads(threads):
+    """Worker threads for all later calls in the process; 0 restores the default."""
+    _call("zarr_set_num_threads", int(threads))
+
+
+def num_threads():
+    n = C.c_size_t()
+    _call("zarr_num_threads", C.byref(n))
+    return n.value
 
 
 def _u64(values):
@@ -273,3 +302,151 @@ class Array(_Handle, _Attrs):
         start = tuple(start) if start is not None else (0,) * data.ndim
         buf = data.ctypes.data if data.nbytes else C.addressof(_EMPTY)
         _call("zarr_array_write", self.handle, data.ndim, _u64(start), _u64(data.shape), buf, data.nbytes)
+
+    # ------------------------------------------------------------ selections (strided, orthogonal, points)
+    def _selection(self, selection):
+        """Per-dimension selections -> (zarr_dim_selection[ndim], extent, dropped axes, index arrays to keep
+        alive). Each item: a slice (positive step), an int (its axis is dropped from the result, as in
+        zarr-python), or a 1-D sequence/ndarray of ints (any order, repeats; negative ones count from the end)
+        or of bools (a mask)."""
+        shape = self.shape
+        if len(selection) != len(shape):
+            raise ValueError(f"{len(selection)} selections for {len(shape)} dimensions")
+        sel, extent, dropped, keep = (DimSelection * max(len(shape), 1))(), [], [], []
+        for d, (item, n) in enumerate(zip(selection, shape)):
+            if isinstance(item, slice):
+                start, stop, step = item.indices(n)
+                if step < 1:
+                    raise ValueError("slice steps must be positive")
+                sel[d] = DimSelection(None, len(range(start, stop, step)), start, step)
+            elif isinstance(item, numbers.Integral):
+                sel[d] = DimSelection(None, 1, item + n if item < 0 else item, 1)
+                dropped.append(d)
+            else:
+                idx = np.asarray(item)
+                if idx.dtype == bool:
+                    idx = np.flatnonzero(idx) if idx.shape == (n,) else None
+                if idx is None or idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+                    raise ValueError(f"dimension {d}: not a slice, an int, a 1-D int list or a mask")
+                idx = np.ascontiguousarray(np.where(idx < 0, idx + n, idx).astype(np.int64), np.uint64)
+                keep.append(idx)  # negative indices still out of range wrap to huge values: out of bounds
+                sel[d] = DimSelection(idx.ctypes.data_as(_u64p), len(idx), 0, 0)
+            extent.append(sel[d].count)
+        return sel, tuple(extent), dropped, keep
+
+    def _read_into(self, fn, args, extent, out, dropped=()):
+        """Calls a strided/orthogonal read into `out` (None: a new dense array, NULL buffer strides)."""
+        result_shape = tuple(n for d, n in enumerate(extent) if d not in dropped)
+        if out is None:
+            out = np.empty(result_shape, self.dtype)
+            ptr, size, strides = _data_ptr(out), out.nbytes, None
+        else:
+            if out.dtype != self.dtype or out.shape != result_shape or not out.flags.writeable:
+                raise ValueError(f"out must be a writable {result_shape} array of {self.dtype}")
+            ptr, size, strides = _view_buffer(np.expand_dims(out, tuple(dropped)))
+        _call(fn, self.handle, len(extent), *args, strides, ptr, size)
+        return out
+
+    def _write_from(self, fn, args, extent, data, dropped=()):
+        """Calls a strided/orthogonal write from `data`, broadcast to the selection (scalars repeat through
+        zero strides). C-contiguous data goes dense (NULL buffer strides), any other view with its strides."""
+        data = np.asarray(data)
+        if data.dtype != self.dtype:
+            data = data.astype(self.dtype)
+        data = np.broadcast_to(data, tuple(n for d, n in enumerate(extent) if d not in dropped))
+        data = np.expand_dims(data, tuple(dropped))
+        if any(s < 0 or s % data.itemsize for s in data.strides):
+            data = np.ascontiguousarray(data)
+        if data.flags.c_contiguous:
+            ptr, size, strides = _data_ptr(data), data.nbytes, None
+        else:
+            ptr, size, strides = _view_buffer(data)
+        _call(fn, self.handle, len(extent), *args, strides, ptr, size)
+
+    def read_strided(self, start, count, step=None, out=None):
+        """Elements start[d], start[d]+step[d], ... (count[d] of them) in each dimension, into a new dense
+        array, or into `out` (any writable numpy view of shape `count`, e.g. a slice of a bigger array or a
+        Fortran-ordered array: its strides go to the library as buffer strides)."""
+        args = (_u64(start), _u64(count), None if step is None else _u64(step))
+        return self._read_into("zarr_array_read_strided", args, tuple(count), out)
+
+    def write_strided(self, data, start, step=None, count=None):
+        """Writes `data` (broadcast to `count`, default its shape) at start, start+step, ..."""
+        count = tuple(np.shape(data) if count is None else count)
+        args = (_u64(start), _u64(count), None if step is None else _u64(step))
+        self._write_from("zarr_array_write_strided", args, count, data)
+
+    def read_orthogonal(self, selection, out=None):
+        """Like zarr-python's get_orthogonal_selection(tuple(selection)); see _selection() for the items."""
+        sel, extent, dropped, keep = self._selection(selection)
+        return self._read_into("zarr_array_read_orthogonal", (sel,), extent, out, dropped)
+
+    def write_orthogonal(self, selection, data):
+        """Like zarr-python's set_orthogonal_selection; where an index repeats, the last value wins."""
+        sel, extent, dropped, keep = self._selection(selection)
+        self._write_from("zarr_array_write_orthogonal", (sel,), extent, data, dropped)
+
+    def _points(self, coords):
+        ndim, c = self.ndim, np.asarray(coords)
+        if c.ndim != 2 or c.shape[1] != ndim or (c.size and c.dtype.kind not in "iu"):
+            raise ValueError(f"coords must be an (npoints, {ndim}) integer array")
+        return c.shape[0], np.ascontiguousarray(c.astype(np.int64), np.uint64)
+
+    def read_points(self, coords):
+        """Like zarr-python's get_coordinate_selection(tuple(coords.T)): coords is (npoints, ndim)."""
+        n, c = self._points(coords)
+        out = np.empty(n, self.dtype)
+        _call("zarr_array_read_points", self.handle, self.ndim, n, _u64p_of(c), _data_ptr(out), out.nbytes)
+        return out
+
+    def write_points(self, coords, values):
+        """Like set_coordinate_selection; values broadcast to npoints; where a point repeats, the last wins."""
+        n, c = self._points(coords)
+        v = np.ascontiguousarray(np.broadcast_to(np.asarray(values).astype(self.dtype), (n,)))
+        _call("zarr_array_write_points", self.handle, self.ndim, n, _u64p_of(c), _data_ptr(v), v.nbytes)
+
+    # ------------------------------------------------------------ empty chunks
+    @property
+    def write_empty_chunks(self):
+        flag = C.c_bool()
+        _call("zarr_array_write_empty_chunks", self.handle, C.byref(flag))
+        return flag.value
+
+    @write_empty_chunks.setter
+    def write_empty_chunks(self, flag):
+        self.set_write_empty_chunks(flag)
+
+    def set_write_empty_chunks(self, flag):
+        """Whether writes through this handle store chunks holding only the fill value (default False)."""
+        _call("zarr_array_set_write_empty_chunks", self.handle, bool(flag))
+
+
+def _data_ptr(a):
+    return a.ctypes.data if a.nbytes else C.addressof(_EMPTY)
+
+
+def _u64p_of(a):
+    return a.ctypes.data_as(_u64p) if a.size else C.cast(C.addressof(_EMPTY), _u64p)
+
+
+try:
+    _byte_bounds = np.lib.array_utils.byte_bounds  # numpy >= 2
+except AttributeError:  # pragma: no cover
+    _byte_bounds = np.byte_bounds
+
+
+def _view_buffer(a):
+    """(first element's address, bytes from there to the end of the underlying buffer, buffer strides in
+    elements) for a numpy view with non-negative strides."""
+    item = a.itemsize
+    if any(s < 0 or s % item for n, s in zip(a.shape, a.strides) if n > 1):
+        raise ValueError(f"strides {a.strides} are not non-negative multiples of the item size {item}")
+    strides = [s // item if n > 1 else 0 for n, s in zip(a.shape, a.strides)]  # length-1 axes: any stride
+    if a.size == 0:
+        return C.addressof(_EMPTY), 0, _u64(strides)
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    ptr = a.ctypes.data
+    end = max(_byte_bounds(base)[1], ptr + item * (1 + sum((n - 1) * s for n, s in zip(a.shape, strides))))
+    return ptr, end - ptr, _u64(strides)

@@ -60,3 +60,11 @@ def properties(arr):
         "filters": [f.get_config() for f in filters] if filters else None,
         "separator": sep or ".",
     }
+
+
+def open_for_writing(path, write_empty_chunks):
+    """zarr-python's array, opened with its own write_empty_chunks setting (zpy.create sets True)."""
+    if ZARR3:
+        z = zarr.open_array(str(path), mode="r+", zarr_format=2)  # (zarr 3.1.6 ignores config= here)
+        return z.with_config({"write_empty_chunks": write_empty_chunks})
+    return zarr.open_array(store=zarr.DirectoryStore(str(path)), mode="r+", write_empty_chunks=write_empty_chunks)
