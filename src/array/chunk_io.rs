@@ -4,8 +4,8 @@
 
 use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
+use crate::store::ValueReader;
 use std::cell::Cell;
-use std::io::Read;
 use std::sync::atomic::Ordering;
 
 /// Per-thread buffers larger than this are released after use instead of kept for the next chunk.
@@ -14,7 +14,7 @@ const KEEP_BUFFER_BYTES: usize = 64 << 20;
 thread_local! {
     /// A decoded-chunk buffer reused by every chunk this thread handles.
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-    /// A stored-bytes buffer reused by every chunk this thread reads.
+    /// A stored-bytes buffer reused by every chunk this thread reads or encodes.
     static STORED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
@@ -98,25 +98,25 @@ impl Array {
         if self.compressor.is_some() {
             return self.load_chunk(key, out);
         }
-        let Some((mut reader, len)) = self.store.open_read(key)? else {
-            fill_pattern(out, &self.fill_native);
-            return Ok(());
-        };
-        if len != self.chunk_nbytes as u64 {
-            return Err(self.wrong_size(key, len));
+        match self.open_uncompressed(key)? {
+            Some(mut value) => value
+                .read_exact_at(0, out)
+                .map_err(|e| e.context(format!("chunk {key:?}"))),
+            None => {
+                fill_pattern(out, &self.fill_native);
+                Ok(())
+            }
         }
-        let mut probe = [0u8; 1];
-        reader
-            .read_exact(out)
-            .and_then(|()| reader.read(&mut probe))
-            .map_err(|e| Error::io(format!("reading chunk {key:?}"), e))
-            .and_then(|extra| {
-                if extra == 0 {
-                    Ok(())
-                } else {
-                    Err(self.wrong_size(key, len + 1))
-                }
-            })
+    }
+
+    /// Opens an uncompressed chunk for reading in parts, checking its size; `None` if it was
+    /// never written.
+    pub(super) fn open_uncompressed(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        let value = self.store.open_value(key)?;
+        match value {
+            Some(v) if v.len() != self.chunk_nbytes as u64 => Err(self.wrong_size(key, v.len())),
+            other => Ok(other),
+        }
     }
 
     /// Fetches and decodes the chunk under `key` into `out`, or fills `out` with the fill value
@@ -156,15 +156,18 @@ impl Array {
         if !self.write_empty_chunks.load(Ordering::Relaxed) && self.is_fill_only(chunk) {
             return self.store.erase(key);
         }
-        match &self.compressor {
-            Some(codec) => {
-                let encoded = codec
-                    .encode(chunk)
-                    .map_err(|e| e.context(format!("chunk {key:?}")))?;
-                self.store.set(key, &encoded)
-            }
-            None => self.store.set(key, chunk),
+        let Some(codec) = &self.compressor else {
+            return self.store.set(key, chunk);
+        };
+        let mut encoded = STORED.with(Cell::take);
+        let result = codec
+            .encode_into(chunk, &mut encoded)
+            .map_err(|e| e.context(format!("chunk {key:?}")))
+            .and_then(|()| self.store.set(key, &encoded));
+        if encoded.capacity() <= KEEP_BUFFER_BYTES {
+            STORED.with(|s| s.set(encoded));
         }
+        result
     }
 
     /// Whether every element of a decoded chunk equals a (non-null) fill value, byte for byte.

@@ -7,9 +7,13 @@ use super::chunk_io::with_scratch;
 use super::Array;
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::selection::{ChunkTask, DimSelection, OrthogonalPlan};
+use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan};
 use crate::strided::{copy_elements, fill_elements, is_c_contiguous, DimOffsets, SharedBuffer};
 use rayon::prelude::*;
+
+/// Bytes of an uncompressed chunk read at a time when scattering it (`stream_task`): small
+/// enough to stay in cache between the read and the copy.
+const STREAM_BLOCK_BYTES: usize = 256 << 10;
 
 /// The orthogonal selection of a box: `count[d]` indices from `start[d]`, `step[d]` apart
 /// (1 when `step` is `None`).
@@ -161,6 +165,12 @@ impl Array {
             let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
             return self.read_chunk_into(&key, target);
         }
+        if self.compressor.is_none()
+            && self.chunk_is_c_order
+            && matches!(task.parts.first(), Some(DimPart::Range { .. }))
+        {
+            return self.stream_task(&key, &dims, out);
+        }
         self.with_stored_chunk(&key, |raw| match raw {
             // SAFETY: as above.
             None => unsafe { fill_elements(out, &dims, &self.fill_native) },
@@ -177,6 +187,52 @@ impl Array {
                 }
             }),
         })
+    }
+
+    /// Scatters an uncompressed C-order chunk block by block: each block of whole planes along
+    /// the first dimension is read into cache-sized scratch and copied out at once, so the
+    /// chunk crosses memory once instead of being read whole and then scattered. Planes the
+    /// task does not select are not read.
+    fn stream_task(&self, key: &str, dims: &[DimOffsets], out: SharedBuffer) -> Result<()> {
+        let Some(mut value) = self.open_uncompressed(key)? else {
+            // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping layout.
+            return unsafe { fill_elements(out, dims, &self.fill_native) };
+        };
+        // Bytes per index along the first dimension of a C-ordered chunk (from the shape: an F
+        // chunk that is C-ordered only because other dimensions are 1 has other strides).
+        let plane = self.chunk_nbytes / self.metadata.chunks[0] as usize;
+        let planes = &dims[0];
+        let mut block_dims = dims.to_vec();
+        let mut start = 0;
+        while start < planes.len() {
+            let first = planes[start].0;
+            let mut end = start + 1;
+            while end < planes.len() && planes[end].0 + plane - first <= STREAM_BLOCK_BYTES {
+                end += 1;
+            }
+            let len = planes[end - 1].0 + plane - first;
+            block_dims[0] = planes[start..end]
+                .iter()
+                .map(|&(s, d)| (s - first, d))
+                .collect();
+            with_scratch(len, |block| {
+                value
+                    .read_exact_at(first as u64, block)
+                    .map_err(|e| e.context(format!("chunk {key:?}")))?;
+                // SAFETY: as above.
+                unsafe {
+                    copy_elements(
+                        block,
+                        out,
+                        &block_dims,
+                        self.item_size(),
+                        self.metadata.dtype.byte_swap(),
+                    )
+                }
+            })?;
+            start = end;
+        }
+        Ok(())
     }
 
     fn write_task(&self, task: &ChunkTask, buffer: &BufferLayout, data: &[u8]) -> Result<()> {

@@ -2,7 +2,7 @@
 
 use super::config::Config;
 use super::{Codec, CodecContext};
-use crate::error::{try_alloc_zeroed, Error, Result};
+use crate::error::{Error, Result};
 use blosc_src::{
     blosc_cbuffer_sizes, blosc_cbuffer_validate, blosc_compress_ctx, blosc_decompress_ctx,
     BLOSC_BITSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD, BLOSC_MIN_HEADER_LENGTH,
@@ -81,6 +81,12 @@ impl Codec for Blosc {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode_into(input, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
         if input.len() > BLOSC_MAX_BUFFERSIZE as usize {
             return Err(Error::TooLarge(format!(
                 "blosc: cannot compress {} bytes (at most {BLOSC_MAX_BUFFERSIZE})",
@@ -92,8 +98,11 @@ impl Codec for Blosc {
             AUTOSHUFFLE => BLOSC_SHUFFLE as i32,
             s => s as i32,
         };
-        let mut dest = try_alloc_zeroed(input.len() + BLOSC_MAX_OVERHEAD as usize, "blosc")?;
-        // SAFETY: both buffers are valid for the lengths passed; `dest` has room for the
+        let room = input.len() + BLOSC_MAX_OVERHEAD as usize;
+        out.clear();
+        out.try_reserve_exact(room)
+            .map_err(|_| Error::TooLarge(format!("blosc: cannot allocate {room} bytes")))?;
+        // SAFETY: both buffers are valid for the lengths passed; `out` has capacity for the
         // worst case (input + BLOSC_MAX_OVERHEAD), and the ctx function shares no state.
         let written = unsafe {
             blosc_compress_ctx(
@@ -102,8 +111,8 @@ impl Codec for Blosc {
                 self.typesize,
                 input.len(),
                 input.as_ptr().cast(),
-                dest.as_mut_ptr().cast(),
-                dest.len(),
+                out.as_mut_ptr().cast(),
+                room,
                 self.cname_c.as_ptr(),
                 self.blocksize as usize,
                 1,
@@ -114,8 +123,9 @@ impl Codec for Blosc {
                 "blosc: compression failed (code {written})"
             )));
         }
-        dest.truncate(written as usize);
-        Ok(dest)
+        // SAFETY: blosc initialised the first `written` bytes, within the reserved capacity.
+        unsafe { out.set_len(written as usize) };
+        Ok(())
     }
 
     /// Checks the header against `out` and the input length before decompressing straight

@@ -35,6 +35,12 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     fn config(&self) -> Value;
     /// Encodes `input` into a new buffer.
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>>;
+    /// Encodes `input` into `out`, replacing its contents; codecs that can, reuse `out`'s
+    /// capacity, so a caller encoding chunk after chunk allocates nothing in the steady state.
+    fn encode_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        *out = self.encode(input)?;
+        Ok(())
+    }
     /// Decodes `input` into `out`, which must be filled exactly: a stream that decodes to
     /// fewer or more bytes than `out.len()` is an error ([`Error::CorruptChunk`]).
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()>;

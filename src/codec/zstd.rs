@@ -35,12 +35,23 @@ impl Codec for Zstd {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode_into(input, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let failed = |e: std::io::Error| Error::Internal(format!("zstd: compression failed: {e}"));
         let mut compressor = zstd::bulk::Compressor::new(self.level).map_err(failed)?;
         compressor
             .set_parameter(CParameter::ChecksumFlag(self.checksum))
             .map_err(failed)?;
-        compressor.compress(input).map_err(failed)
+        let room = zstd::zstd_safe::compress_bound(input.len());
+        out.clear();
+        out.try_reserve_exact(room)
+            .map_err(|_| Error::TooLarge(format!("zstd: cannot allocate {room} bytes")))?;
+        compressor.compress_to_buffer(input, out).map_err(failed)?;
+        Ok(())
     }
 
     /// Decodes one or more frames, with or without the content size in their headers,

@@ -1,10 +1,10 @@
 //! A store on the local file system: key `a/b/0.0` is the file `<root>/a/b/0.0`.
 
-use super::{OpenMode, Store};
+use super::{OpenMode, Store, ValueReader};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use std::fs;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -100,6 +100,33 @@ impl DirectoryStore {
     }
 }
 
+/// An open file read in parts.
+struct FileValue {
+    file: fs::File,
+    len: u64,
+    path: PathBuf,
+}
+
+impl ValueReader for FileValue {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.read_exact(buf))
+            .map_err(|e| match e.kind() {
+                ErrorKind::UnexpectedEof => Error::CorruptChunk(format!(
+                    "{} ends before byte {offset} + {}",
+                    self.path.display(),
+                    buf.len()
+                )),
+                _ => Error::io(format!("reading {}", self.path.display()), e),
+            })
+    }
+}
+
 impl Store for DirectoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let mut buf = Vec::new();
@@ -119,15 +146,15 @@ impl Store for DirectoryStore {
         }
     }
 
-    fn open_read(&self, key: &str) -> Result<Option<(Box<dyn Read + '_>, u64)>> {
-        let file = self.file(key)?;
-        let opened = fs::File::open(&file).and_then(|f| Ok((f.metadata()?.len(), f)));
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        let path = self.file(key)?;
+        let opened = fs::File::open(&path).and_then(|f| Ok((f.metadata()?.len(), f)));
         match opened {
-            Ok((len, f)) => Ok(Some((Box::new(f), len))),
+            Ok((len, file)) => Ok(Some(Box::new(FileValue { file, len, path }))),
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 Ok(None)
             }
-            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+            Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
         }
     }
 

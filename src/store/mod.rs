@@ -1,7 +1,6 @@
 //! Key/value stores behind one trait, and the [`StoreHandle`] that arrays and groups share.
 
 use crate::error::{Error, Result};
-use std::io::Read;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod directory;
@@ -25,13 +24,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
     /// Removes `key`; removing a missing key is not an error.
     fn erase(&self, key: &str) -> Result<()>;
-    /// Opens the value under `key` for streaming reads, with its length in bytes; `None` if
-    /// there is none. Lets callers read a value straight into its final place.
-    fn open_read(&self, key: &str) -> Result<Option<(Box<dyn Read + '_>, u64)>> {
-        Ok(self.get(key)?.map(|v| {
-            let len = v.len() as u64;
-            (Box::new(std::io::Cursor::new(v)) as Box<dyn Read>, len)
-        }))
+    /// Opens the value under `key` for reading parts of it; `None` if there is none. Lets
+    /// callers read a value piece by piece straight into its final place.
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        Ok(self.get(key)?.map(|v| Box::new(v) as Box<dyn ValueReader>))
     }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
@@ -42,6 +38,40 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+}
+
+/// Random access to one stored value.
+pub trait ValueReader {
+    /// The value's length in bytes.
+    fn len(&self) -> u64;
+    /// Whether the value is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Fills `buf` with the value's bytes from `offset`; reading past the end is an error.
+    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()>;
+}
+
+impl ValueReader for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+
+    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let range = usize::try_from(offset)
+            .ok()
+            .and_then(|start| Some(start..start.checked_add(buf.len())?))
+            .filter(|r| r.end <= self.as_slice().len())
+            .ok_or_else(|| {
+                Error::CorruptChunk(format!(
+                    "value of {} bytes ends before byte {offset} + {}",
+                    self.as_slice().len(),
+                    buf.len()
+                ))
+            })?;
+        buf.copy_from_slice(&self[range]);
+        Ok(())
+    }
 }
 
 /// How a store is opened.
@@ -92,9 +122,9 @@ impl StoreHandle {
         self.backend.get_into(key, buf)
     }
 
-    /// Opens the value under `key` for streaming reads, with its length; `None` if missing.
-    pub fn open_read(&self, key: &str) -> Result<Option<(Box<dyn Read + '_>, u64)>> {
-        self.backend.open_read(key)
+    /// Opens the value under `key` for reading parts of it; `None` if missing.
+    pub fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        self.backend.open_value(key)
     }
 
     /// Whether `key` holds a value.
@@ -165,11 +195,15 @@ pub(crate) mod tests {
         assert!(store.get_into("b", &mut buf).unwrap());
         assert_eq!(buf, b"zz");
         assert!(!store.get_into("missing", &mut buf).unwrap());
-        let (mut reader, len) = store.open_read("b").unwrap().unwrap();
-        let mut streamed = Vec::new();
-        reader.read_to_end(&mut streamed).unwrap();
-        assert_eq!((streamed.as_slice(), len), (&b"zz"[..], 2));
-        assert!(store.open_read("missing").unwrap().is_none());
+        let mut reader = store.open_value("b").unwrap().unwrap();
+        let mut part = [0u8; 1];
+        reader.read_exact_at(1, &mut part).unwrap();
+        assert_eq!((part, reader.len()), ([b'z'], 2));
+        assert!(matches!(
+            reader.read_exact_at(2, &mut part),
+            Err(Error::CorruptChunk(_))
+        ));
+        assert!(store.open_value("missing").unwrap().is_none());
         assert!(store.contains("a/0.0").unwrap());
         assert_eq!(store.list_dir("").unwrap(), vec!["a", "b"]);
         assert_eq!(store.list_dir("a/").unwrap(), vec![".zarray", "0.0", "1"]);
