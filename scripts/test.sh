@@ -11,17 +11,7 @@ echo "== Rust tests"
 cargo build --release
 cargo test --release
 
-venv() { # venv NAME REQUIREMENTS: creates .venv/NAME once, then keeps it in step with the file
-  local dir="$root/.venv/$1" stamp
-  stamp="$dir/.installed-$(sha1sum "$2" | cut -c1-12)"
-  if [ ! -f "$stamp" ]; then
-    rm -rf "$dir"
-    python3 -m venv "$dir"
-    "$dir/bin/pip" install --quiet --upgrade pip
-    "$dir/bin/pip" install --quiet -r "$2"
-    touch "$stamp"
-  fi
-}
+source scripts/venv.sh
 
 echo "== C tests (CMake/CTest)"
 venv tools tests/requirements-tools.txt

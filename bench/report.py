@@ -1,0 +1,232 @@
+"""Turns the timings into the table on stdout, results/RESULTS.md, results/raw.json and
+results/ratios.png (ratios of libzarr's median time to each peer's)."""
+
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import data as d
+
+OP_TEXT = {
+    "write": "write: create the array and write all of it from memory into a fresh directory "
+             "(encoding and files included; outputs removed between repetitions, untimed)",
+    "read_all": "read_all: one read of the whole array into memory",
+    "read_chunks": "read_chunks: 64 reads, one chunk-aligned 128³ box each, in chunk order",
+    "read_boxes": f"read_boxes: {d.BOX_COUNT} reads of random unaligned {d.BOX_SIZE}³ boxes "
+                  f"(NumPy seed {d.BOX_SEED}; the same boxes for everyone)",
+    "read_strided": f"read_strided: one read of [0:512:{d.STRIDE}] along every dimension "
+                    f"({-(-512 // d.STRIDE)}³ elements)",
+}
+REFERENCE_TEXT = {
+    "raw-files": "raw files: the uncompressed variant's 64 chunk files read into one buffer "
+                 "(write: 64 chunk-sized slices of the data written as files); no decoding",
+    "memcpy": "memcpy: the array's 256 MiB copied into a freshly allocated buffer (page faults "
+              "included)",
+}
+
+
+@dataclass
+class Run:
+    tasks: list
+    impls: list
+    hellos: dict
+    reps: int
+    stamp: dict
+    sizes: dict  # (impl, variant) -> bytes written
+    data_sizes: dict  # variant -> bytes of the input array on disk
+    seconds: float
+    others: list  # CPU seconds other processes used during each repetition
+
+
+def median(task):
+    return statistics.median(task.samples) if task.samples else None
+
+
+def cells(run):
+    """{(variant, op, impl): task}, with the references (measured on the uncompressed
+    variant) repeated under every variant so that each table shows them."""
+    by_key = {(t.variant, t.op, t.impl): t for t in run.tasks}
+    variants = list(dict.fromkeys(t.variant for t in run.tasks))
+    for t in run.tasks:
+        if t.impl in ("raw-files", "memcpy"):
+            for v in variants:
+                by_key.setdefault((v, t.op, t.impl), t)
+    return by_key, variants
+
+
+def ratio(by_key, variant, op, impl):
+    ours, theirs = by_key.get((variant, op, "libzarr")), by_key.get((variant, op, impl))
+    if ours and theirs and median(ours) and median(theirs):
+        return median(ours) / median(theirs)
+    return None
+
+
+def results_tables(run):
+    by_key, variants = cells(run)
+    ops = list(dict.fromkeys(t.op for t in run.tasks))
+    notes, lines = {}, []
+    for variant in variants:
+        lines += [f"### {variant}: compressor {json.dumps(d.VARIANTS[variant])}", "",
+                  "| operation | " + " | ".join(run.impls) + " |",
+                  "|---|" + "---:|" * len(run.impls)]
+        for op in ops:
+            row = []
+            for impl in run.impls:
+                task = by_key.get((variant, op, impl))
+                if task is None:
+                    row.append("")
+                elif task.note:
+                    mark = notes.setdefault(task.note, len(notes) + 1)
+                    row.append(f"n/a [{mark}]" if task.note.startswith("n/a") else f"WRONG [{mark}]")
+                else:
+                    r = ratio(by_key, variant, op, impl)
+                    shown = impl != "libzarr" and r is not None
+                    row.append(f"{median(task) * 1e3:.0f} ms" + (f" ({r:.2f})" if shown else ""))
+            lines.append(f"| {op} | " + " | ".join(row) + " |")
+        lines.append("")
+    lines += [f"[{n}] {note}" for note, n in notes.items()]
+    return "\n".join(lines)
+
+
+def implementations_table(run):
+    lines = ["| implementation | version | threads |", "|---|---|---|"]
+    lines += [f"| {i} | {run.hellos[i]['version']} | {run.hellos[i]['threads']} |" for i in run.impls]
+    return "\n".join(lines)
+
+
+def sizes_table(run):
+    variants = list(run.data_sizes)
+    writers = [i for i in run.impls if any((i, v) in run.sizes for v in variants)]
+    mib = lambda n: f"{n / 2**20:.1f}" if n else ""
+    lines = ["| variant | input (zarr-python) | " + " | ".join(writers) + " |",
+             "|---|" + "---:|" * (len(writers) + 1)]
+    lines += [f"| {v} | {mib(run.data_sizes[v])} | " + " | ".join(mib(run.sizes.get((i, v))) for i in writers)
+              + " |" for v in variants]
+    return "\n".join(lines)
+
+
+def spread(run):
+    """The noisiest cell: largest (max - min) / median over the timed samples."""
+    worst = max((t for t in run.tasks if len(t.samples) > 1),
+                key=lambda t: (max(t.samples) - min(t.samples)) / median(t), default=None)
+    if worst is None:
+        return "n/a"
+    value = (max(worst.samples) - min(worst.samples)) / median(worst)
+    return f"{value:.0%} ({worst.impl}, {worst.op}, {worst.variant})"
+
+
+def contention_text(run):
+    others = ", ".join(f"{x:.1f}" for x in run.others)
+    return (f"CPU seconds used by other processes during each repetition: {others} (near 0: the "
+            "machine was quiet).")
+
+
+def machine():
+    def first(path, key):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(key):
+                return line.split(":", 1)[1].strip()
+        return "?"
+
+    memory = int(first("/proc/meminfo", "MemTotal").split()[0]) / 2**20
+    return f"{first('/proc/cpuinfo', 'model name')}, {os.cpu_count()} cores, {memory:.0f} GiB, {platform.platform()}"
+
+
+def libzarr_commit():
+    repo = Path(__file__).resolve().parent.parent
+    result = subprocess.run(["git", "-C", str(repo), "describe", "--always", "--dirty"],
+                            capture_output=True, text=True)
+    return result.stdout.strip() or "unknown"
+
+
+def markdown(run, tables):
+    refs = [REFERENCE_TEXT[i] for i in REFERENCE_TEXT if i in run.impls]
+    return "\n".join([
+        "# libzarr benchmark results", "",
+        f"Generated by `scripts/bench.sh` on {datetime.date.today()}: {machine()}. "
+        f"libzarr commit {libzarr_commit()}. Whole run: {run.seconds / 60:.1f} min.", "",
+        "## Method", "",
+        f"- Data: {len(d.SHAPE)}-D array {'×'.join(map(str, d.SHAPE))} `{d.DTYPE}` "
+        f"({2 * 512**3 / 2**20:.0f} MiB), chunks {'×'.join(map(str, d.CHUNKS))}, Zarr v2, "
+        f"written once by {run.stamp['writer']}: {d.DESCRIPTION}. Every implementation reads the "
+        "same files.",
+        "- Operations (each timing includes opening the array):",
+        *[f"  - {OP_TEXT[op]}" for op in dict.fromkeys(t.op for t in run.tasks)],
+        *[f"- Reference: {text}" for text in refs],
+        "- Warm cache: the data fit in RAM; one untimed pass of every task first fills the page "
+        "cache and verifies each result by CRC-32 (written arrays are read back by "
+        "zarrs; raw files by the raw reader). Reads are therefore from memory, not disk.",
+        f"- Timing: median of {run.reps} repetitions, interleaved (for each repetition: for each "
+        "variant, operation and implementation, one run), all on this machine in one run.",
+        "- Cells: median time, and in parentheses the ratio libzarr time / that implementation's "
+        "time (below 1: libzarr is faster). The references are measured on the uncompressed "
+        "files and repeated in every table.",
+        f"- Noisiest cell, (max − min) / median: {spread(run)}. {contention_text(run)}", "",
+        "## Implementations", "", implementations_table(run), "",
+        "## Results", "", tables, "",
+        "![ratios of libzarr's time to each peer's](ratios.png)", "",
+        "## Array sizes on disk (MiB)", "", sizes_table(run), "",
+    ])
+
+
+def plot(run, path):
+    """One panel per variant: for each operation, a bar per peer from 1 to libzarr/peer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    by_key, variants = cells(run)
+    ops = list(dict.fromkeys(t.op for t in run.tasks))
+    peers = [i for i in run.impls if i != "libzarr"]
+    fig, axes = plt.subplots(1, len(variants), figsize=(5.5 * len(variants), 4.8), sharey=True,
+                             squeeze=False)
+    width = 0.8 / max(len(peers), 1)
+    for ax, variant in zip(axes[0], variants):
+        for k, peer in enumerate(peers):
+            offset = (k - (len(peers) - 1) / 2) * width
+            bars = [(x + offset, r) for x, op in enumerate(ops)
+                    if (r := ratio(by_key, variant, op, peer)) is not None]
+            xs, ys = [x for x, _ in bars], [r for _, r in bars]
+            ax.bar(xs, [y - 1 for y in ys], width, bottom=1, label=peer, color=f"C{k}")
+            for x, y in zip(xs, ys):
+                ax.annotate(f"{y:.2f}", (x, y), ha="center", va="bottom" if y >= 1 else "top",
+                            fontsize=6, rotation=90, xytext=(0, 2 if y >= 1 else -2),
+                            textcoords="offset points")
+        ax.axhline(1, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(range(len(ops)), ops, rotation=30, ha="right")
+        ax.set_title(f"compressor: {variant}")
+        ax.grid(axis="y", which="major", alpha=0.3)
+    ratios = [r for v in variants for op in ops for p in peers if (r := ratio(by_key, v, op, p))]
+    if ratios:
+        axes[0][0].set_ylim(min(min(ratios), 1) / 1.6, max(max(ratios), 1) * 1.6)
+    axes[0][0].set_ylabel("libzarr time / peer time  (below 1: libzarr faster)")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=len(peers),
+               fontsize="small")
+    fig.suptitle(f"libzarr vs peers, 512³ <u2, chunks 128³: medians of {run.reps} repetitions")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(run, directory: Path):
+    directory.mkdir(parents=True, exist_ok=True)
+    raw = [{"variant": t.variant, "op": t.op, "impl": t.impl, "seconds": t.samples, "note": t.note}
+           for t in run.tasks]
+    (directory / "raw.json").write_text(json.dumps({"implementations": run.hellos, "tasks": raw}, indent=1))
+    tables = results_tables(run)
+    print("\n" + implementations_table(run) + "\n\n" + tables)
+    print(f"\nwhole run: {run.seconds / 60:.1f} min; noisiest cell: {spread(run)}\n{contention_text(run)}")
+    (directory / "RESULTS.md").write_text(markdown(run, tables))
+    plot(run, directory / "ratios.png")
+    print(f"wrote {directory / 'RESULTS.md'}, raw.json and ratios.png")

@@ -1,0 +1,211 @@
+"""Runs the libzarr benchmark (scripts/bench.sh builds everything and calls this).
+
+Writes the data once (data.py), starts one worker process per implementation (the Rust
+`zarr-bench` for libzarr, zarrs and the physical references; peers.py for tensorstore and
+zarr-python), does one untimed pass that warms the page cache and verifies every result by
+checksum, then times `--reps` interleaved repetitions (for rep: for variant: for operation:
+for implementation) and writes bench/results/ (report.py).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import data as d
+import report
+
+BENCH = Path(__file__).resolve().parent
+OPS = ["write", "read_all", "read_chunks", "read_boxes", "read_strided"]
+PEERS = ["zarrs", "tensorstore", "zarr-python"]
+# The physical references run on the uncompressed variant only, and only these operations.
+REFERENCES = {"raw-files": ["read_all", "write"], "memcpy": ["read_all"]}
+IMPLS = ["libzarr", *PEERS, *REFERENCES]
+PYTHON_IMPLS = {"tensorstore", "zarr-python"}
+VERIFIER = "zarrs"  # reads back every Zarr array written, so no writer checks itself
+
+
+class Worker:
+    """One implementation's worker process: a JSON request line in, a JSON reply line out."""
+
+    def __init__(self, impl):
+        if impl in PYTHON_IMPLS:
+            argv = [sys.executable, str(BENCH / "peers.py"), impl]
+        else:
+            argv = [str(BENCH / "target" / "release" / "zarr-bench"), impl]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.hello = self._reply()
+
+    def _reply(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker {self.proc.args} exited with {self.proc.wait()}")
+        return json.loads(line)
+
+    def request(self, request):
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        reply = self._reply()
+        if "error" in reply:
+            raise RuntimeError(f"{self.hello['impl']} {request['op']}: {reply['error']}")
+        return reply
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+@dataclass
+class Task:
+    """One cell of the results: an implementation doing an operation on a variant."""
+
+    variant: str
+    op: str
+    impl: str
+    request: dict
+    expected: int  # CRC-32 of what a read returns (for a write: of the array read back)
+    samples: list = field(default_factory=list)
+    note: str = ""  # why there are no samples: unsupported, or a wrong result
+
+    @property
+    def output(self):
+        return Path(self.request["path"]) if self.op == "write" else None
+
+
+def plan(data, variants, ops, impls, expected):
+    """Every task, in the order each repetition runs them."""
+    chunks = {"starts": d.chunk_starts(), "count": list(d.CHUNKS)}
+    boxes = {"starts": d.box_starts(), "count": [d.BOX_SIZE] * len(d.SHAPE)}
+    tasks = []
+    for variant in variants:
+        array = str(data.array(variant))
+        for op in ops:
+            for impl in impls:
+                if impl in REFERENCES and (variant != "none" or op not in REFERENCES[impl]):
+                    continue
+                request, crc = {"op": op, "path": array}, expected[op]
+                if op == "write":
+                    request.update(path=str(data.output(impl, variant)), source=str(data.source),
+                                   zarray=d.zarray(variant))
+                elif op == "read_chunks":
+                    request.update(op="read_boxes", **chunks)
+                elif op == "read_boxes":
+                    request.update(boxes)
+                elif op == "read_strided":
+                    request.update(step=d.STRIDE)
+                if impl == "memcpy":
+                    request["path"] = str(data.source)
+                if impl == "raw-files" and op == "read_all":
+                    crc = expected["read_chunks"]  # the chunk files' bytes, in chunk order
+                tasks.append(Task(variant, op, impl, request, crc))
+    return tasks
+
+
+def expected_checksums(data):
+    values = data.load()
+    return {
+        "write": d.crc([values]),
+        "read_all": d.crc([values]),
+        "read_chunks": d.crc(d.boxes_of(values, d.chunk_starts(), d.CHUNKS)),
+        "read_boxes": d.crc(d.boxes_of(values, d.box_starts(), [d.BOX_SIZE] * 3)),
+        "read_strided": d.crc([values[(slice(None, None, d.STRIDE),) * 3]]),
+    }
+
+
+def cpu_seconds(pids):
+    """(CPU seconds the whole machine was busy, CPU seconds of `pids` and this process)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    busy = sum(ticks[:8]) - ticks[3] - ticks[4]  # all but idle and iowait
+    ours = sum(int(x) for pid in pids  # utime and stime: fields 14 and 15 of /proc/PID/stat
+               for x in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+    me = os.times()
+    return busy / hz, ours / hz + me.user + me.system
+
+
+def other_cpu(before, after):
+    return max(0.0, (after[0] - before[0]) - (after[1] - before[1]))
+
+
+def disk_bytes(path):
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
+def warm_up_and_verify(task, workers, sizes):
+    """The untimed first run of a task: warms caches and pools, checks the result."""
+    reply = workers[task.impl].request({**task.request, "verify": True})
+    if "unsupported" in reply:
+        task.note = f"n/a: {reply['unsupported']}"
+        return
+    crc = reply["crc32"]
+    if task.output:
+        reader = "raw-files" if task.impl == "raw-files" else VERIFIER
+        crc = workers[reader].request({"op": "read_all", "path": str(task.output), "verify": True})["crc32"]
+        sizes[(task.impl, task.variant)] = disk_bytes(task.output)
+        shutil.rmtree(task.output)
+    if crc != task.expected:
+        task.note = f"wrong result (CRC-32 {crc:#010x}, expected {task.expected:#010x})"
+
+
+def timed_run(task, workers):
+    if task.output:
+        shutil.rmtree(task.output, ignore_errors=True)
+    task.samples.append(workers[task.impl].request(task.request)["seconds"])
+    if task.output:
+        shutil.rmtree(task.output)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5, help="timed repetitions (default 5)")
+    parser.add_argument("--impls", default=",".join(IMPLS), help="comma-separated subset")
+    parser.add_argument("--variants", default=",".join(d.VARIANTS), help="comma-separated subset")
+    parser.add_argument("--ops", default=",".join(OPS), help="comma-separated subset")
+    parser.add_argument("--data", type=Path, default=BENCH / "data")
+    parser.add_argument("--results", type=Path, default=BENCH / "results")
+    args = parser.parse_args()
+    impls, variants, ops = (args.impls.split(","), args.variants.split(","), args.ops.split(","))
+    started = time.monotonic()
+
+    data = d.Data(args.data)
+    stamp = data.ensure()
+    expected = expected_checksums(data)
+    tasks = plan(data, variants, ops, impls, expected)
+    needed = {t.impl for t in tasks} | ({VERIFIER} if "write" in ops else set())
+    workers = {impl: Worker(impl) for impl in IMPLS if impl in needed}
+    (args.data / "out").mkdir(exist_ok=True)
+    try:
+        sizes = {}
+        print(f"warm-up and verification pass ({len(tasks)} tasks)", flush=True)
+        for task in tasks:
+            warm_up_and_verify(task, workers, sizes)
+        runnable = [t for t in tasks if not t.note]
+        pids = [w.proc.pid for w in workers.values()]
+        others = []  # CPU seconds that other processes used during each repetition
+        for rep in range(args.reps):
+            rep_started, cpu_before = time.monotonic(), cpu_seconds(pids)
+            for task in runnable:
+                timed_run(task, workers)
+            others.append(other_cpu(cpu_before, cpu_seconds(pids)))
+            print(f"repetition {rep + 1}/{args.reps}: {time.monotonic() - rep_started:.0f} s "
+                  f"(other processes used {others[-1]:.1f} CPU-s)", flush=True)
+    finally:
+        for worker in workers.values():
+            worker.close()
+
+    run = report.Run(tasks=tasks, impls=[i for i in IMPLS if i in workers and i in impls],
+                     hellos={i: w.hello for i, w in workers.items()}, reps=args.reps,
+                     stamp=stamp, sizes=sizes, data_sizes={v: disk_bytes(data.array(v)) for v in variants},
+                     seconds=time.monotonic() - started, others=others)
+    report.write(run, args.results)
+    failed = [t for t in tasks if t.note.startswith("wrong")]
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+//! Benchmark worker for the Rust-side implementations: libzarr, zarrs and the two physical
+//! references. `zarr-bench IMPL` prints a greeting line, then answers each JSON request read
+//! from stdin with one JSON line on stdout (protocol: bench/README.md). `bench/run.py` drives
+//! it; timings cover whole operations, opening the array included.
+
+mod libzarr;
+mod reference;
+mod subject;
+mod zarrs_subject;
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::time::Instant;
+use subject::{Box3, Result, Sink, Subject, Unsupported};
+
+fn subject(name: &str) -> Option<Box<dyn Subject>> {
+    Some(match name {
+        "libzarr" => Box::new(libzarr::Libzarr),
+        "zarrs" => Box::new(zarrs_subject::Zarrs),
+        "raw-files" => Box::new(reference::RawFiles),
+        "memcpy" => Box::new(reference::Memcpy::default()),
+        _ => return None,
+    })
+}
+
+/// Loads a raw little-endian `u16` file (the array's values in C order).
+fn load_u16(path: &str) -> Result<Vec<u16>> {
+    let bytes = std::fs::read(path)?;
+    Ok(bytes
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect())
+}
+
+fn u64s(value: &Value) -> Result<Vec<u64>> {
+    value
+        .as_array()
+        .and_then(|a| a.iter().map(Value::as_u64).collect())
+        .ok_or_else(|| format!("expected a list of integers, got {value}").into())
+}
+
+/// The worker's state across requests: the implementation and the write sources it loaded.
+struct Worker {
+    subject: Box<dyn Subject>,
+    sources: HashMap<String, Vec<u16>>,
+}
+
+impl Worker {
+    /// Runs one request and returns its timing (and CRC-32 of what it read, if asked).
+    fn handle(&mut self, request: &Value) -> Result<Value> {
+        let str_field = |key: &str| -> Result<&str> {
+            request[key]
+                .as_str()
+                .ok_or_else(|| format!("request has no {key:?}").into())
+        };
+        let path = str_field("path")?;
+        let mut sink = Sink::new(request["verify"].as_bool().unwrap_or(false));
+        let subject = &self.subject;
+        let seconds = match str_field("op")? {
+            "read_all" => timed(|| subject.read_all(path, &mut sink))?,
+            "read_boxes" => {
+                let count = u64s(&request["count"])?;
+                let starts: Vec<Vec<u64>> = request["starts"]
+                    .as_array()
+                    .ok_or("no starts")?
+                    .iter()
+                    .map(u64s)
+                    .collect::<Result<_>>()?;
+                let boxes: Vec<Box3> = starts
+                    .iter()
+                    .map(|start| Box3 {
+                        start,
+                        count: &count,
+                    })
+                    .collect();
+                timed(|| subject.read_boxes(path, &boxes, &mut sink))?
+            }
+            "read_strided" => {
+                let step = request["step"].as_u64().ok_or("no step")?;
+                timed(|| subject.read_strided(path, step, &mut sink))?
+            }
+            "write" => {
+                let source = str_field("source")?;
+                if !self.sources.contains_key(source) {
+                    self.sources.insert(source.to_string(), load_u16(source)?);
+                }
+                let data = &self.sources[source];
+                timed(|| subject.write(path, &request["zarray"], data))?
+            }
+            op => return Err(format!("unknown op {op:?}").into()),
+        };
+        Ok(json!({"seconds": seconds, "crc32": sink.crc32()}))
+    }
+}
+
+fn timed(f: impl FnOnce() -> Result<()>) -> Result<f64> {
+    let start = Instant::now();
+    f()?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let name = std::env::args().nth(1).unwrap_or_default();
+    let Some(subject) = subject(&name) else {
+        eprintln!(
+            "usage: zarr-bench libzarr|zarrs|raw-files|memcpy  (then JSON requests on stdin)"
+        );
+        std::process::exit(2);
+    };
+    let mut out = std::io::stdout().lock();
+    let hello = json!({"impl": name, "version": subject.version(), "threads": subject.threads()});
+    writeln!(out, "{hello}")
+        .and_then(|_| out.flush())
+        .expect("stdout");
+    let mut worker = Worker {
+        subject,
+        sources: HashMap::new(),
+    };
+    for line in std::io::stdin().lock().lines() {
+        let line = line.expect("stdin");
+        let reply = match serde_json::from_str(&line)
+            .map_err(Into::into)
+            .and_then(|r| worker.handle(&r))
+        {
+            Ok(reply) => reply,
+            Err(e) if e.is::<Unsupported>() => json!({"unsupported": e.to_string()}),
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        writeln!(out, "{reply}")
+            .and_then(|_| out.flush())
+            .expect("stdout");
+    }
+}

@@ -1,0 +1,101 @@
+//! What every implementation under test offers the worker loop, and where read results go.
+
+use serde_json::Value;
+use std::error::Error;
+use std::fmt;
+
+pub type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
+
+/// An operation an implementation cannot do; the driver reports it as "n/a" with the reason.
+#[derive(Debug)]
+pub struct Unsupported(pub &'static str);
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Error for Unsupported {}
+
+/// Where read results go: a running CRC-32 of every byte when verifying, otherwise nowhere
+/// (but kept alive, so the compiler cannot skip producing them).
+pub struct Sink(Option<crc32fast::Hasher>);
+
+impl Sink {
+    pub fn new(verify: bool) -> Sink {
+        Sink(verify.then(crc32fast::Hasher::new))
+    }
+
+    pub fn take(&mut self, bytes: &[u8]) {
+        match &mut self.0 {
+            Some(crc) => crc.update(bytes),
+            None => {
+                std::hint::black_box(bytes);
+            }
+        }
+    }
+
+    pub fn crc32(self) -> Option<u32> {
+        self.0.map(|crc| crc.finalize())
+    }
+}
+
+/// The C-order box of `count[d]` elements starting at `start[d]` along each dimension.
+pub struct Box3<'a> {
+    pub start: &'a [u64],
+    pub count: &'a [u64],
+}
+
+/// One implementation under test. `path` is a Zarr v2 array directory (the array is its root).
+/// Each call includes opening the array; the worker loop times whole calls.
+pub trait Subject {
+    /// The implementation's version.
+    fn version(&self) -> String;
+
+    /// `"threads: ..."`-style description of the parallelism this implementation uses.
+    fn threads(&self) -> String;
+
+    /// Reads the whole array in one call.
+    fn read_all(&self, _path: &str, _sink: &mut Sink) -> Result<()> {
+        Err(Unsupported("not a whole-array reader").into())
+    }
+
+    /// Reads each box, one call per box, in order.
+    fn read_boxes(&self, _path: &str, _boxes: &[Box3], _sink: &mut Sink) -> Result<()> {
+        Err(Unsupported("no box reads").into())
+    }
+
+    /// Reads every `step`-th element along each dimension of the whole array in one call.
+    fn read_strided(&self, _path: &str, _step: u64, _sink: &mut Sink) -> Result<()> {
+        Err(Unsupported("no strided selection").into())
+    }
+
+    /// Creates the array described by `zarray` (a `.zarray` document) at `path` and writes
+    /// the whole of `data` (C order, native byte order) into it.
+    fn write(&self, _path: &str, _zarray: &Value, _data: &[u16]) -> Result<()> {
+        Err(Unsupported("no writer").into())
+    }
+}
+
+/// The `shape` and `chunks` of a `.zarray` document.
+pub fn shape_and_chunks(zarray: &Value) -> Result<(Vec<u64>, Vec<u64>)> {
+    let dims = |key: &str| -> Result<Vec<u64>> {
+        zarray[key]
+            .as_array()
+            .and_then(|a| a.iter().map(Value::as_u64).collect())
+            .ok_or_else(|| format!(".zarray has no integer list {key:?}").into())
+    };
+    Ok((dims("shape")?, dims("chunks")?))
+}
+
+/// Reads and parses `<path>/.zarray`.
+pub fn read_zarray(path: &str) -> Result<Value> {
+    let text = std::fs::read_to_string(format!("{path}/.zarray"))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// The bytes of `u16` elements in native order.
+pub fn bytes_of(data: &[u16]) -> &[u8] {
+    bytemuck::cast_slice(data)
+}
