@@ -30,6 +30,16 @@
 #define ZARR_VERSION_PATCH 0
 
 /**
+ * A time unit: `count` × `unit` (`[10s]` is ten seconds).
+ */
+typedef struct TimeUnit TimeUnit;
+
+/**
+ * A NumPy time base unit.
+ */
+typedef struct Unit Unit;
+
+/**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
  * writes to disjoint regions (even when they share chunks), are all correct.
  */
@@ -53,14 +63,14 @@ typedef struct zarr_store zarr_store;
 typedef int32_t zarr_status;
 
 /**
- * The kind of values an array holds (`zarr_array_dtype`).
- */
-typedef int32_t zarr_dtype_kind;
-
-/**
  * The element order inside chunks (`zarr_array_order`).
  */
 typedef int32_t zarr_order;
+
+/**
+ * The kind of values an array holds (`zarr_array_dtype`).
+ */
+typedef int32_t zarr_dtype_kind;
 
 /**
  * The indices selected along one dimension by `zarr_array_read_orthogonal` and
@@ -92,6 +102,18 @@ typedef struct {
  */
 typedef int32_t zarr_open_mode;
 
+
+
+/**
+ * Row-major chunks: the last dimension varies fastest.
+ */
+#define ZARR_ORDER_C 0
+
+/**
+ * Column-major chunks: the first dimension varies fastest.
+ */
+#define ZARR_ORDER_F 1
+
 /**
  * `|b1`: one byte per value, 0 or 1.
  */
@@ -118,14 +140,36 @@ typedef int32_t zarr_open_mode;
 #define ZARR_DTYPE_COMPLEX 5
 
 /**
- * Row-major chunks: the last dimension varies fastest.
+ * `|S<n>`: fixed-length byte strings, zero-padded to n bytes.
  */
-#define ZARR_ORDER_C 0
+#define ZARR_DTYPE_BYTES 6
 
 /**
- * Column-major chunks: the first dimension varies fastest.
+ * `<U<n>` / `>U<n>`: fixed-length text, n UTF-32 code units (native byte order in caller
+ * buffers), zero-padded; see `zarr_utf32_to_utf8`.
  */
-#define ZARR_ORDER_F 1
+#define ZARR_DTYPE_UNICODE 7
+
+/**
+ * `|V<n>`: n raw bytes.
+ */
+#define ZARR_DTYPE_RAW 8
+
+/**
+ * `M8[unit]`: NumPy datetime64, an `int64_t` count of units since 1970-01-01T00:00
+ * (`INT64_MIN` is NaT); see `zarr_array_time_unit`.
+ */
+#define ZARR_DTYPE_DATETIME 9
+
+/**
+ * `m8[unit]`: NumPy timedelta64, an `int64_t` count of units (`INT64_MIN` is NaT).
+ */
+#define ZARR_DTYPE_TIMEDELTA 10
+
+/**
+ * A structured (record) type; see `zarr_array_field_count` and `zarr_array_field`.
+ */
+#define ZARR_DTYPE_STRUCTURED 11
 
 /**
  * Success.
@@ -298,24 +342,6 @@ zarr_status zarr_array_shape(const zarr_array *array, size_t ndim, uint64_t *out
 zarr_status zarr_array_chunks(const zarr_array *array, size_t ndim, uint64_t *out_chunks);
 
 /**
- * The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.
- *
- * # Safety
- * `array` must be a live handle; the outputs writable.
- */
-zarr_status zarr_array_dtype(const zarr_array *array,
-                             zarr_dtype_kind *out_kind,
-                             size_t *out_itemsize);
-
-/**
- * The NumPy type string as stored, e.g. `"<f8"`; free it with `zarr_string_free`.
- *
- * # Safety
- * `array` must be a live handle and `out_typestr` writable.
- */
-zarr_status zarr_array_dtype_string(const zarr_array *array, char **out_typestr);
-
-/**
  * Writes the fill value (one element, native byte order) into `out`, whose size
  * `out_size` must equal the item size. When the metadata's fill value is `null`, writes
  * zeros (what libzarr reads for missing chunks then) and sets `*out_is_set` to false.
@@ -417,6 +443,99 @@ zarr_status zarr_array_write(zarr_array *array,
                              const uint64_t *count,
                              const void *data,
                              size_t data_size);
+
+/**
+ * The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.
+ *
+ * # Safety
+ * `array` must be a live handle; the outputs writable.
+ */
+zarr_status zarr_array_dtype(const zarr_array *array,
+                             zarr_dtype_kind *out_kind,
+                             size_t *out_itemsize);
+
+/**
+ * The NumPy type string as stored, e.g. `"<f8"` or `"<M8[10s]"` (for a structured type, its
+ * JSON list of fields); free it with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_typestr` writable.
+ */
+zarr_status zarr_array_dtype_string(const zarr_array *array, char **out_typestr);
+
+/**
+ * The unit of a datetime64 or timedelta64 array: the NumPy unit name (`"Y"`, `"M"`, `"W"`,
+ * `"D"`, `"h"`, `"m"`, `"s"`, `"ms"`, `"us"`, `"ns"`, `"ps"`, `"fs"`, `"as"`, or `""` for
+ * NumPy's generic unit) and its multiple (`[10s]` gives `"s"` and 10). The name is static.
+ * Other kinds of array are `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `array` must be a live handle; the outputs writable.
+ */
+zarr_status zarr_array_time_unit(const zarr_array *array,
+                                 const char **out_unit,
+                                 uint64_t *out_multiple);
+
+/**
+ * The number of fields of a structured array (0 for other types).
+ *
+ * # Safety
+ * `array` must be a live handle and `out_count` writable.
+ */
+zarr_status zarr_array_field_count(const zarr_array *array, size_t *out_count);
+
+/**
+ * Describes field `index` of a structured array: its name and type string (free both with
+ * `zarr_string_free`; a nested record's type string is its JSON list), its byte offset in a
+ * record, its size in bytes (all of a sub-array field) and the number of dimensions of its
+ * sub-array shape (0 for a scalar field; the shape itself is in `zarr_array_fields_json`).
+ *
+ * # Safety
+ * `array` must be a live handle; the outputs writable.
+ */
+zarr_status zarr_array_field(const zarr_array *array,
+                             size_t index,
+                             char **out_name,
+                             char **out_typestr,
+                             size_t *out_offset,
+                             size_t *out_size,
+                             size_t *out_ndim);
+
+/**
+ * The fields of a structured array as JSON: a list of `{"name", "dtype", "offset",
+ * "itemsize", "shape"}` objects (nested records add `"fields"`); `[]` for other types. Free
+ * with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_array_fields_json(const zarr_array *array, char **out_json);
+
+/**
+ * Converts `nchars` UTF-32 code units (native byte order, as one element of a `U` array; a
+ * zero unit ends the text early) to UTF-8 in `out` (`out_size` bytes, not NUL-terminated),
+ * setting `*out_len` to the bytes written. `out_size` of 4 × `nchars` always suffices. An
+ * invalid code unit is `ZARR_ERR_INVALID_ARGUMENT`; too small a buffer `ZARR_ERR_BUFFER_SIZE`.
+ *
+ * # Safety
+ * `utf32` holds `nchars` units; `out` has `out_size` writable bytes; `out_len` is writable.
+ */
+zarr_status zarr_utf32_to_utf8(const uint32_t *utf32,
+                               size_t nchars,
+                               char *out,
+                               size_t out_size,
+                               size_t *out_len);
+
+/**
+ * Converts `utf8_len` bytes of UTF-8 to UTF-32 code units (native byte order) in `out`,
+ * which holds `nchars` units: one element of a `U<nchars>` array. Unused units are zeroed. Text
+ * with more than `nchars` characters is `ZARR_ERR_BUFFER_SIZE`; invalid UTF-8
+ * `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `utf8` holds `utf8_len` bytes; `out` has room for `nchars` units.
+ */
+zarr_status zarr_utf8_to_utf32(const char *utf8, size_t utf8_len, uint32_t *out, size_t nchars);
 
 /**
  * Creates a group at `path` ("" is the root) and any missing ancestor groups. If a group

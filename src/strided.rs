@@ -6,6 +6,7 @@
 //! order is swapped inside the same copy. Where the innermost dimension is contiguous on both
 //! sides, whole rows move with one `memcpy`.
 
+use crate::dtype::ByteSwap;
 use crate::error::{Error, Result};
 
 /// `(source offset, destination offset)` in bytes for each position one dimension visits.
@@ -141,8 +142,8 @@ fn is_contiguous_run(inner: &[(usize, usize)], elem: usize) -> bool {
         .all(|w| w[1].0 == w[0].0 + elem && w[1].1 == w[0].1 + elem)
 }
 
-/// Copies the elements named by `dims` from `src` to `dst`, reversing the bytes of every
-/// `swap`-byte unit when `swap` is given (byte-order conversion).
+/// Copies the elements named by `dims` from `src` to `dst`, converting each element's byte
+/// order as `swap` says.
 ///
 /// # Safety
 /// No other thread may touch the destination bytes the copy writes during the call.
@@ -151,7 +152,7 @@ pub unsafe fn copy_elements(
     dst: SharedBuffer,
     dims: &[DimOffsets],
     elem: usize,
-    swap: Option<usize>,
+    swap: &ByteSwap,
 ) -> Result<()> {
     check_extent(dims, elem, src.len(), dst.len)?;
     let inner = inner(dims);
@@ -166,11 +167,7 @@ pub unsafe fn copy_elements(
         for &(si, di) in inner {
             let target = dst.ptr.add(d + di);
             std::ptr::copy_nonoverlapping(src.add(s + si), target, elem);
-            if let Some(unit) = swap {
-                std::slice::from_raw_parts_mut(target, elem)
-                    .chunks_exact_mut(unit)
-                    .for_each(<[u8]>::reverse);
-            }
+            swap.apply(std::slice::from_raw_parts_mut(target, elem));
         }
     });
     Ok(())
@@ -223,7 +220,16 @@ mod tests {
         let src: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         let mut dst = vec![0u8; 12];
         let dims = [offsets(2, 6, 2), offsets(4, 2, 3)];
-        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 2, Some(2)) }.unwrap();
+        unsafe {
+            copy_elements(
+                &src,
+                SharedBuffer::new(&mut dst),
+                &dims,
+                2,
+                &ByteSwap::Uniform(2),
+            )
+        }
+        .unwrap();
         let got: Vec<u16> = dst
             .chunks(2)
             .map(|b| u16::from_ne_bytes([b[0], b[1]]).swap_bytes())
@@ -241,11 +247,13 @@ mod tests {
         let mut dst = vec![0u8; 16];
         // Rows 1 and 3 of a 4x4 byte matrix, columns 1..3, into a dense 2x2 at the start.
         let dims = [vec![(4, 0), (12, 2)], vec![(1, 0), (2, 1)]];
-        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, None) }.unwrap();
+        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, &ByteSwap::None) }
+            .unwrap();
         assert_eq!(&dst[..4], &[5, 6, 13, 14]);
         // Scattered innermost positions.
         let dims = [vec![(0, 0)], vec![(3, 0), (0, 1), (3, 2)]];
-        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, None) }.unwrap();
+        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, &ByteSwap::None) }
+            .unwrap();
         assert_eq!(&dst[..3], &[3, 0, 3]);
     }
 
@@ -264,7 +272,7 @@ mod tests {
                 SharedBuffer::new(&mut dst),
                 &[offsets(1, 1, 5)],
                 1,
-                None,
+                &ByteSwap::None,
             )
         }
         .is_err());
@@ -273,7 +281,16 @@ mod tests {
     #[test]
     fn zero_dimensional_copies_move_one_element() {
         let mut dst = vec![0u8; 4];
-        unsafe { copy_elements(&[1, 2, 3, 4], SharedBuffer::new(&mut dst), &[], 4, None) }.unwrap();
+        unsafe {
+            copy_elements(
+                &[1, 2, 3, 4],
+                SharedBuffer::new(&mut dst),
+                &[],
+                4,
+                &ByteSwap::None,
+            )
+        }
+        .unwrap();
         assert_eq!(dst, vec![1, 2, 3, 4]);
     }
 }

@@ -1,6 +1,7 @@
 //! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
 
 use crate::codec::{self, Codec, CodecContext};
+use crate::dtype::ByteSwap;
 use crate::error::{Error, Result};
 use crate::hierarchy;
 use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
@@ -35,6 +36,8 @@ pub struct Array {
     chunk_strides: Vec<usize>,
     /// Whether decoded chunks are laid out in C order.
     chunk_is_c_order: bool,
+    /// How elements change between stored and native byte order.
+    swap: ByteSwap,
     /// Whether chunks holding only the fill value are stored (`true`) or erased (`false`).
     write_empty_chunks: AtomicBool,
 }
@@ -107,10 +110,9 @@ impl Array {
                 ))
             })?;
         let fill_native = metadata.fill_value.bytes_or_zero(item_size);
+        let swap = metadata.dtype.byte_swap();
         let mut fill_stored = fill_native.clone();
-        if let Some(unit) = metadata.dtype.byte_swap() {
-            fill_stored.chunks_exact_mut(unit).for_each(|u| u.reverse());
-        }
+        swap.apply(&mut fill_stored);
         let chunk_strides = dense_strides(&metadata.chunks, item_size, metadata.order == Order::F);
         let chunk_is_c_order = is_c_contiguous(&metadata.chunks, &chunk_strides, item_size);
         Ok(Array {
@@ -123,6 +125,7 @@ impl Array {
             chunk_nbytes,
             chunk_strides,
             chunk_is_c_order,
+            swap,
             write_empty_chunks: AtomicBool::new(false),
         })
     }

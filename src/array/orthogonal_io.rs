@@ -150,7 +150,7 @@ impl Array {
     /// Whether the task's chunk maps byte for byte onto one contiguous run of the buffer.
     fn chunk_is_buffer_run(&self, task: &ChunkTask, buffer: &BufferLayout) -> bool {
         self.chunk_is_c_order
-            && self.metadata.dtype.byte_swap().is_none()
+            && self.swap.is_none()
             && task.is_whole_chunk(&self.metadata.shape, &self.metadata.chunks)
             && is_c_contiguous(&self.metadata.chunks, &buffer.strides, self.item_size())
     }
@@ -176,15 +176,7 @@ impl Array {
             None => unsafe { fill_elements(out, &dims, &self.fill_native) },
             Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
                 // SAFETY: as above.
-                unsafe {
-                    copy_elements(
-                        chunk,
-                        out,
-                        &dims,
-                        self.item_size(),
-                        self.metadata.dtype.byte_swap(),
-                    )
-                }
+                unsafe { copy_elements(chunk, out, &dims, self.item_size(), &self.swap) }
             }),
         })
     }
@@ -220,15 +212,7 @@ impl Array {
                     .read_exact_at(first as u64, block)
                     .map_err(|e| e.context(format!("chunk {key:?}")))?;
                 // SAFETY: as above.
-                unsafe {
-                    copy_elements(
-                        block,
-                        out,
-                        &block_dims,
-                        self.item_size(),
-                        self.metadata.dtype.byte_swap(),
-                    )
-                }
+                unsafe { copy_elements(block, out, &block_dims, self.item_size(), &self.swap) }
             })?;
             start = end;
         }
@@ -258,7 +242,7 @@ impl Array {
                     SharedBuffer::new(chunk),
                     &dims,
                     self.item_size(),
-                    self.metadata.dtype.byte_swap(),
+                    &self.swap,
                 )?
             };
             self.store_chunk(&key, chunk)

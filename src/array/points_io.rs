@@ -23,15 +23,7 @@ impl Array {
                 None => unsafe { fill_elements(out, &pairs, &self.fill_native) },
                 Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
                     // SAFETY: as above.
-                    unsafe {
-                        copy_elements(
-                            chunk,
-                            out,
-                            &pairs,
-                            self.item_size(),
-                            self.metadata.dtype.byte_swap(),
-                        )
-                    }
+                    unsafe { copy_elements(chunk, out, &pairs, self.item_size(), &self.swap) }
                 }),
             })
         })
@@ -55,7 +47,7 @@ impl Array {
                         SharedBuffer::new(chunk),
                         &[pairs],
                         self.item_size(),
-                        self.metadata.dtype.byte_swap(),
+                        &self.swap,
                     )?
                 };
                 self.store_chunk(&key, chunk)

@@ -1,7 +1,14 @@
 //! Fill values: the `.zarray` JSON form and one element's bytes in native byte order.
+//!
+//! As zarr-python writes them: numbers (`"NaN"`, `"Infinity"`, `"-Infinity"` for floats,
+//! `[real, imag]` for complex values), booleans, base64 of the stored bytes for `S`, `V` and
+//! structured types, the text itself for `U`, the 64-bit count for datetimes and timedeltas
+//! (NaT is its minimum), or `null`.
 
 use super::{DataType, DataTypeKind};
 use crate::error::{Error, Result};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
 use half::f16;
 use serde_json::{json, Value};
 
@@ -11,8 +18,7 @@ use serde_json::{json, Value};
 pub struct FillValue(pub Option<Vec<u8>>);
 
 impl FillValue {
-    /// Parses the JSON `fill_value` for `dtype`: numbers, `"NaN"`, `"Infinity"`,
-    /// `"-Infinity"`, booleans, `[real, imag]` for complex values, or `null`.
+    /// Parses the JSON `fill_value` for `dtype` (see the module documentation).
     pub fn parse(value: &Value, dtype: &DataType) -> Result<FillValue> {
         if value.is_null() {
             return Ok(FillValue(None));
@@ -61,6 +67,46 @@ impl FillValue {
                 b.extend(float_bytes(im, dtype.size / 2));
                 b
             }
+            DataTypeKind::DateTime(_) | DataTypeKind::TimeDelta(_) => match value {
+                Value::String(s) if s == "NaT" => i64::MIN.to_ne_bytes().to_vec(),
+                _ => match integral(value) {
+                    Some(v) if i64::try_from(v).is_ok() => (v as i64).to_ne_bytes().to_vec(),
+                    _ => return Err(bad("expected a 64-bit integer")),
+                },
+            },
+            DataTypeKind::Unicode => {
+                let text = value.as_str().ok_or_else(|| bad("expected a string"))?;
+                let mut units: Vec<u8> = text
+                    .chars()
+                    .flat_map(|c| (c as u32).to_ne_bytes())
+                    .collect();
+                if units.len() > dtype.size {
+                    return Err(bad("longer than the type holds"));
+                }
+                units.resize(dtype.size, 0);
+                units
+            }
+            DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Structured(_) => {
+                let mut stored = match value {
+                    // Some writers used 0 before base64 encoding was settled: all zero bytes.
+                    Value::Number(n) if n.as_u64() == Some(0) => vec![0; dtype.size],
+                    Value::String(text) => BASE64
+                        .decode(text)
+                        .map_err(|_| bad("expected base64 text"))?,
+                    _ => return Err(bad("expected base64 text")),
+                };
+                let short_ok = dtype.kind == DataTypeKind::Bytes;
+                if stored.len() > dtype.size || (!short_ok && stored.len() != dtype.size) {
+                    return Err(bad(&format!(
+                        "decodes to {} bytes, the type has {}",
+                        stored.len(),
+                        dtype.size
+                    )));
+                }
+                stored.resize(dtype.size, 0);
+                dtype.byte_swap().apply(&mut stored);
+                stored
+            }
         };
         Ok(FillValue(Some(bytes)))
     }
@@ -78,6 +124,26 @@ impl FillValue {
             DataTypeKind::Complex => {
                 let half = bytes.len() / 2;
                 json!([float_json(&bytes[..half]), float_json(&bytes[half..])])
+            }
+            DataTypeKind::DateTime(_) | DataTypeKind::TimeDelta(_) => json!(sign_extend(bytes)),
+            DataTypeKind::Unicode => {
+                let text: String = bytes
+                    .chunks_exact(4)
+                    .map(|u| u32::from_ne_bytes([u[0], u[1], u[2], u[3]]))
+                    .take_while(|&u| u != 0)
+                    .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
+                    .collect();
+                json!(text)
+            }
+            DataTypeKind::Bytes => {
+                // NumPy's bytes scalars drop trailing NULs, and zarr-python encodes those.
+                let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+                json!(BASE64.encode(&bytes[..end]))
+            }
+            DataTypeKind::Raw | DataTypeKind::Structured(_) => {
+                let mut stored = bytes.clone();
+                dtype.byte_swap().apply(&mut stored);
+                json!(BASE64.encode(stored))
             }
         }
     }
@@ -147,6 +213,9 @@ fn native_low_bytes(size: usize) -> std::ops::Range<usize> {
 }
 
 fn zero_extend(bytes: &[u8]) -> u64 {
+    if bytes.len() == 8 {
+        return u64::from_ne_bytes(bytes.try_into().expect("8 bytes"));
+    }
     let mut full = [0u8; 8];
     full[native_low_bytes(bytes.len())].copy_from_slice(bytes);
     u64::from_ne_bytes(full)
@@ -188,6 +257,31 @@ mod tests {
     }
 
     #[test]
+    fn round_trips_text_time_and_records() {
+        assert_eq!(round_trip(json!("YWI="), "|S5"), json!("YWI="));
+        assert_eq!(round_trip(json!("AAEC"), "|V3"), json!("AAEC"));
+        assert_eq!(round_trip(json!("héllo"), ">U8"), json!("héllo"));
+        assert_eq!(round_trip(json!(""), "<U2"), json!(""));
+        assert_eq!(
+            round_trip(json!(-9223372036854775808i64), "<M8[ns]"),
+            json!(i64::MIN)
+        );
+        assert_eq!(round_trip(json!("NaT"), ">m8[s]"), json!(i64::MIN));
+        assert_eq!(round_trip(json!(86400), "<m8[10s]"), json!(86400));
+        let record = serde_json::json!([["a", ">i2"], ["b", "|S1"]]);
+        let dtype = DataType::parse(&record).unwrap();
+        let fill = FillValue::parse(&json!("AAF6"), &dtype).unwrap();
+        // Stored bytes 00 01 'z': a = 1 (big endian), b = "z".
+        let native = fill.0.clone().unwrap();
+        assert_eq!(i16::from_ne_bytes([native[0], native[1]]), 1);
+        assert_eq!(fill.to_json(&dtype), json!("AAF6"));
+        assert_eq!(
+            FillValue::parse(&json!(0), &dt("|S3")).unwrap().0.unwrap(),
+            vec![0; 3]
+        );
+    }
+
+    #[test]
     fn gives_native_bytes() {
         let f = FillValue::parse(&json!(-2), &dt(">i4")).unwrap();
         assert_eq!(f.0.unwrap(), (-2i32).to_ne_bytes());
@@ -208,6 +302,12 @@ mod tests {
             (json!(2), "|b1"),
             (json!([1, 2, 3]), "<c8"),
             (json!({}), "<f4"),
+            (json!("not base64!"), "|S4"),
+            (json!("YWJjZGVm"), "|S4"),
+            (json!("YWI="), "|V3"),
+            (json!("toolong"), "<U3"),
+            (json!(1.5), "<M8[s]"),
+            (json!("2020-01-01"), "<M8[s]"),
         ] {
             let err = FillValue::parse(&value, &dt(typestr)).unwrap_err();
             assert!(

@@ -1,13 +1,21 @@
-//! The data type model: NumPy type strings (`"<f8"`, `"|b1"`, ...) as Zarr v2 stores them.
+//! The data type model: NumPy type strings (`"<f8"`, `"|S5"`, `"<M8[ns]"`, ...) and structured
+//! (record) types, as Zarr v2 stores them in `.zarray`.
 
 use crate::error::{Error, Result};
+use serde_json::Value;
 
+mod byte_swap;
 mod fill_value;
+mod structured;
+mod time_unit;
 
+pub use byte_swap::ByteSwap;
 pub use fill_value::FillValue;
+pub use structured::Field;
+pub use time_unit::{TimeUnit, Unit};
 
 /// The kind of values an array holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DataTypeKind {
     /// `b`: one byte, 0 or 1.
     Bool,
@@ -19,6 +27,18 @@ pub enum DataTypeKind {
     Float,
     /// `c`: complex, two floats (real, imaginary).
     Complex,
+    /// `S`: fixed-length byte string, zero-padded.
+    Bytes,
+    /// `U`: fixed-length text of UTF-32 code units, zero-padded (4 bytes per character).
+    Unicode,
+    /// `V`: raw bytes with no interpretation.
+    Raw,
+    /// `M8`: a NumPy datetime64, a signed 64-bit count of units since 1970-01-01.
+    DateTime(TimeUnit),
+    /// `m8`: a NumPy timedelta64, a signed 64-bit count of units.
+    TimeDelta(TimeUnit),
+    /// A record of named fields, each of a data type and an optional sub-array shape.
+    Structured(Vec<Field>),
 }
 
 /// The byte order of stored values.
@@ -28,7 +48,7 @@ pub enum ByteOrder {
     Little,
     /// `>`
     Big,
-    /// `|`: single bytes, order does not apply.
+    /// `|`: single bytes or byte strings, order does not apply.
     NotApplicable,
 }
 
@@ -42,30 +62,31 @@ impl ByteOrder {
 }
 
 /// A Zarr v2 data type: kind, size in bytes and stored byte order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataType {
     /// What the values are.
     pub kind: DataTypeKind,
     /// Size of one element in bytes.
     pub size: usize,
-    /// Byte order of stored elements.
+    /// Byte order of stored elements (`NotApplicable` for byte strings and records).
     pub order: ByteOrder,
 }
 
 impl DataType {
-    /// Parses a `.zarray` `dtype` value. Only the simple type strings are supported so far;
-    /// the other NumPy kinds are [`Error::Unsupported`], anything else [`Error::InvalidMetadata`].
-    pub fn parse(value: &serde_json::Value) -> Result<DataType> {
-        let text = value.as_str().ok_or_else(|| match value {
-            serde_json::Value::Array(_) => {
-                Error::Unsupported(format!("structured data type {value}"))
-            }
-            _ => Error::InvalidMetadata(format!("dtype must be a string, got {value}")),
-        })?;
-        Self::parse_typestr(text)
+    /// Parses a `.zarray` `dtype` value: a NumPy type string, or a list of fields for a
+    /// structured type. Kinds libzarr does not support (objects, `|O`) are
+    /// [`Error::Unsupported`]; anything malformed is [`Error::InvalidMetadata`].
+    pub fn parse(value: &Value) -> Result<DataType> {
+        match value {
+            Value::String(text) => Self::parse_typestr(text),
+            Value::Array(fields) => structured::parse_fields(fields),
+            _ => Err(Error::InvalidMetadata(format!(
+                "dtype must be a type string or a list of fields, got {value}"
+            ))),
+        }
     }
 
-    /// Parses a NumPy type string such as `"<i4"`.
+    /// Parses a NumPy type string such as `"<i4"`, `"|S10"`, `">U3"` or `"<M8[10s]"`.
     pub fn parse_typestr(text: &str) -> Result<DataType> {
         let invalid =
             || Error::InvalidMetadata(format!("dtype {text:?} is not a NumPy type string"));
@@ -77,73 +98,91 @@ impl DataType {
             _ => return Err(invalid()),
         };
         let kind_char = chars.next().ok_or_else(invalid)?;
-        let size_text = chars.as_str();
-        let kind = match kind_char {
-            'b' => DataTypeKind::Bool,
-            'i' => DataTypeKind::Int,
-            'u' => DataTypeKind::UInt,
-            'f' => DataTypeKind::Float,
-            'c' => DataTypeKind::Complex,
-            'S' | 'U' | 'V' | 'M' | 'm' | 'O' => {
-                return Err(Error::Unsupported(format!("dtype {text:?}")));
+        if kind_char == 'O' {
+            return Err(Error::Unsupported(format!("object dtype {text:?}")));
+        }
+        let rest = chars.as_str();
+        let (size_text, unit) = match rest.split_once('[') {
+            Some((size, unit)) if matches!(kind_char, 'M' | 'm') => {
+                (size, Some(unit.strip_suffix(']').ok_or_else(invalid)?))
             }
+            _ => (rest, None),
+        };
+        let count: usize = size_text.parse().map_err(|_| invalid())?;
+        let time_unit = || unit.map_or(Ok(TimeUnit::GENERIC), |u| TimeUnit::parse(u, text));
+        let (kind, size) = match kind_char {
+            'b' => (DataTypeKind::Bool, count),
+            'i' => (DataTypeKind::Int, count),
+            'u' => (DataTypeKind::UInt, count),
+            'f' => (DataTypeKind::Float, count),
+            'c' => (DataTypeKind::Complex, count),
+            'S' => (DataTypeKind::Bytes, count),
+            'V' => (DataTypeKind::Raw, count),
+            'U' => (
+                DataTypeKind::Unicode,
+                count.checked_mul(4).ok_or_else(invalid)?,
+            ),
+            'M' => (DataTypeKind::DateTime(time_unit()?), count),
+            'm' => (DataTypeKind::TimeDelta(time_unit()?), count),
             _ => return Err(invalid()),
         };
-        let size: usize = size_text.parse().map_err(|_| invalid())?;
-        let valid_sizes: &[usize] = match kind {
-            DataTypeKind::Bool => &[1],
-            DataTypeKind::Int | DataTypeKind::UInt => &[1, 2, 4, 8],
-            DataTypeKind::Float => &[2, 4, 8],
-            DataTypeKind::Complex => &[8, 16],
+        let valid = match kind {
+            DataTypeKind::Bool => size == 1,
+            DataTypeKind::Int | DataTypeKind::UInt => matches!(size, 1 | 2 | 4 | 8),
+            DataTypeKind::Float => matches!(size, 2 | 4 | 8),
+            DataTypeKind::Complex => matches!(size, 8 | 16),
+            DataTypeKind::DateTime(_) | DataTypeKind::TimeDelta(_) => size == 8,
+            _ => size > 0,
         };
-        if !valid_sizes.contains(&size) {
+        if !valid {
             return Err(Error::Unsupported(format!(
                 "dtype {text:?} (no such item size)"
             )));
         }
-        // Single-byte types have no byte order; NumPy writes them with '|'.
-        let order = if size == 1 {
-            ByteOrder::NotApplicable
-        } else {
-            order
+        // Single bytes and byte strings have no byte order; NumPy writes them with '|'.
+        let order = match kind {
+            DataTypeKind::Bytes | DataTypeKind::Raw => ByteOrder::NotApplicable,
+            _ if size == 1 => ByteOrder::NotApplicable,
+            _ if order == ByteOrder::NotApplicable => return Err(invalid()),
+            _ => order,
         };
-        if order == ByteOrder::NotApplicable && size > 1 {
-            return Err(invalid());
-        }
         Ok(DataType { kind, size, order })
     }
 
-    /// The canonical NumPy type string, as zarr-python writes it.
+    /// The `.zarray` form: the canonical type string, or the list of fields of a structured type.
+    pub fn to_json(&self) -> Value {
+        match &self.kind {
+            DataTypeKind::Structured(fields) => structured::fields_to_json(fields),
+            _ => Value::String(self.typestr()),
+        }
+    }
+
+    /// The canonical NumPy type string (for a structured type, its JSON list as text).
     pub fn typestr(&self) -> String {
         let order = match self.order {
             ByteOrder::Little => '<',
             ByteOrder::Big => '>',
             ByteOrder::NotApplicable => '|',
         };
-        let kind = match self.kind {
-            DataTypeKind::Bool => 'b',
-            DataTypeKind::Int => 'i',
-            DataTypeKind::UInt => 'u',
-            DataTypeKind::Float => 'f',
-            DataTypeKind::Complex => 'c',
-        };
-        format!("{order}{kind}{}", self.size)
-    }
-
-    /// The size of the unit whose bytes are reversed to change byte order: the element,
-    /// or each half of a complex value.
-    pub fn swap_unit(&self) -> usize {
-        match self.kind {
-            DataTypeKind::Complex => self.size / 2,
-            _ => self.size,
+        let simple = |kind: char, n: usize| format!("{order}{kind}{n}");
+        match &self.kind {
+            DataTypeKind::Bool => simple('b', self.size),
+            DataTypeKind::Int => simple('i', self.size),
+            DataTypeKind::UInt => simple('u', self.size),
+            DataTypeKind::Float => simple('f', self.size),
+            DataTypeKind::Complex => simple('c', self.size),
+            DataTypeKind::Bytes => simple('S', self.size),
+            DataTypeKind::Raw => simple('V', self.size),
+            DataTypeKind::Unicode => simple('U', self.size / 4),
+            DataTypeKind::DateTime(unit) => format!("{order}M8{}", unit.suffix()),
+            DataTypeKind::TimeDelta(unit) => format!("{order}m8{}", unit.suffix()),
+            DataTypeKind::Structured(fields) => structured::fields_to_json(fields).to_string(),
         }
     }
 
-    /// The swap unit when stored values must be byte-swapped to or from native order, or
-    /// `None` when the stored order is already native.
-    pub fn byte_swap(&self) -> Option<usize> {
-        let swaps = self.order != ByteOrder::NotApplicable && self.order != ByteOrder::NATIVE;
-        (swaps && self.swap_unit() > 1).then(|| self.swap_unit())
+    /// How stored elements are converted to and from native byte order.
+    pub fn byte_swap(&self) -> ByteSwap {
+        ByteSwap::for_type(self)
     }
 }
 
@@ -152,67 +191,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_every_simple_typestr() {
-        for (text, kind, size) in [
-            ("|b1", DataTypeKind::Bool, 1),
-            ("|i1", DataTypeKind::Int, 1),
-            ("|u1", DataTypeKind::UInt, 1),
-            ("<i8", DataTypeKind::Int, 8),
-            (">u2", DataTypeKind::UInt, 2),
-            ("<f2", DataTypeKind::Float, 2),
-            (">f8", DataTypeKind::Float, 8),
-            ("<c8", DataTypeKind::Complex, 8),
-            (">c16", DataTypeKind::Complex, 16),
+    fn parses_every_typestr() {
+        for (text, size) in [
+            ("|b1", 1),
+            ("|i1", 1),
+            ("<i8", 8),
+            (">u2", 2),
+            ("<f2", 2),
+            (">c16", 16),
+            ("|S5", 5),
+            ("|V3", 3),
+            ("<U4", 16),
+            (">U1", 4),
+            ("<M8[ns]", 8),
+            (">m8[10s]", 8),
+            ("<M8", 8),
+            ("<M8[D]", 8),
         ] {
             let dt = DataType::parse_typestr(text).unwrap();
-            assert_eq!((dt.kind, dt.size), (kind, size), "{text}");
+            assert_eq!(dt.size, size, "{text}");
             assert_eq!(dt.typestr(), text);
         }
         assert_eq!(DataType::parse_typestr("<i1").unwrap().typestr(), "|i1");
-    }
-
-    #[test]
-    fn swap_units() {
-        let native = if cfg!(target_endian = "little") {
-            "<"
-        } else {
-            ">"
-        };
-        let foreign = if native == "<" { ">" } else { "<" };
-        assert_eq!(
-            DataType::parse_typestr(&format!("{native}f8"))
-                .unwrap()
-                .byte_swap(),
-            None
-        );
-        assert_eq!(
-            DataType::parse_typestr(&format!("{foreign}f8"))
-                .unwrap()
-                .byte_swap(),
-            Some(8)
-        );
-        assert_eq!(
-            DataType::parse_typestr(&format!("{foreign}c8"))
-                .unwrap()
-                .byte_swap(),
-            Some(4)
-        );
-        assert_eq!(DataType::parse_typestr("|u1").unwrap().byte_swap(), None);
+        assert_eq!(DataType::parse_typestr("<S2").unwrap().typestr(), "|S2");
+        assert!(matches!(
+            DataType::parse_typestr("<M8[10us]").unwrap().kind,
+            DataTypeKind::DateTime(TimeUnit {
+                unit: Unit::Microsecond,
+                count: 10
+            })
+        ));
     }
 
     #[test]
     fn rejects_bad_typestrs() {
-        for bad in ["", "f8", "<x4", "<i3", "<f16", "|i4", "<i", "<i-1"] {
+        for bad in [
+            "", "f8", "<x4", "<i", "<i-1", "|U2", "<M8[", "<M8[xs]", "<M8[0s]", "<i4[s]",
+        ] {
             assert!(DataType::parse_typestr(bad).is_err(), "{bad}");
         }
-        assert!(matches!(
-            DataType::parse_typestr("<U10"),
-            Err(Error::Unsupported(_))
-        ));
-        assert!(matches!(
-            DataType::parse(&serde_json::json!([["a", "<i4"]])),
-            Err(Error::Unsupported(_))
-        ));
+        for unsupported in ["<i3", "<f16", "|O", "|S0", "<M4"] {
+            assert!(
+                matches!(
+                    DataType::parse_typestr(unsupported),
+                    Err(Error::Unsupported(_))
+                ),
+                "{unsupported}"
+            );
+        }
         assert!(matches!(
             DataType::parse(&serde_json::json!(4)),
             Err(Error::InvalidMetadata(_))

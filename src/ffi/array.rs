@@ -6,7 +6,6 @@ use super::boundary::{
 use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::array::Array;
-use crate::dtype::DataTypeKind;
 use crate::error::{Error, Result};
 use crate::metadata::Order;
 use std::ffi::{c_char, c_void};
@@ -17,20 +16,6 @@ use std::ffi::{c_char, c_void};
 pub struct zarr_array {
     pub(crate) inner: Array,
 }
-
-/// The kind of values an array holds (`zarr_array_dtype`).
-#[allow(non_camel_case_types)]
-pub type zarr_dtype_kind = i32;
-/// `|b1`: one byte per value, 0 or 1.
-pub const ZARR_DTYPE_BOOL: zarr_dtype_kind = 1;
-/// Signed integers (`i1`, `i2`, `i4`, `i8`).
-pub const ZARR_DTYPE_INT: zarr_dtype_kind = 2;
-/// Unsigned integers (`u1`, `u2`, `u4`, `u8`).
-pub const ZARR_DTYPE_UINT: zarr_dtype_kind = 3;
-/// IEEE floats (`f2`, `f4`, `f8`); `f2` values are passed as raw 16-bit halves.
-pub const ZARR_DTYPE_FLOAT: zarr_dtype_kind = 4;
-/// Complex numbers (`c8`, `c16`): real then imaginary part, each a float of half the size.
-pub const ZARR_DTYPE_COMPLEX: zarr_dtype_kind = 5;
 
 /// The element order inside chunks (`zarr_array_order`).
 #[allow(non_camel_case_types)]
@@ -180,50 +165,6 @@ pub unsafe extern "C" fn zarr_array_chunks(
     out_chunks: *mut u64,
 ) -> zarr_status {
     dims_out(array, ndim, out_chunks, |a| &a.metadata().chunks)
-}
-
-/// The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.
-///
-/// # Safety
-/// `array` must be a live handle; the outputs writable.
-#[no_mangle]
-pub unsafe extern "C" fn zarr_array_dtype(
-    array: *const zarr_array,
-    out_kind: *mut zarr_dtype_kind,
-    out_itemsize: *mut usize,
-) -> zarr_status {
-    run(|| {
-        let dtype = array_arg(array)?.metadata().dtype;
-        let kind = out_arg(out_kind, "out_kind")?;
-        let itemsize = out_arg(out_itemsize, "out_itemsize")?;
-        *kind = match dtype.kind {
-            DataTypeKind::Bool => ZARR_DTYPE_BOOL,
-            DataTypeKind::Int => ZARR_DTYPE_INT,
-            DataTypeKind::UInt => ZARR_DTYPE_UINT,
-            DataTypeKind::Float => ZARR_DTYPE_FLOAT,
-            DataTypeKind::Complex => ZARR_DTYPE_COMPLEX,
-        };
-        *itemsize = dtype.size;
-        Ok(())
-    })
-}
-
-/// The NumPy type string as stored, e.g. `"<f8"`; free it with `zarr_string_free`.
-///
-/// # Safety
-/// `array` must be a live handle and `out_typestr` writable.
-#[no_mangle]
-pub unsafe extern "C" fn zarr_array_dtype_string(
-    array: *const zarr_array,
-    out_typestr: *mut *mut c_char,
-) -> zarr_status {
-    run(|| {
-        let array = array_arg(array)?;
-        give_string(
-            out_arg(out_typestr, "out_typestr")?,
-            array.metadata().dtype.typestr(),
-        )
-    })
 }
 
 /// Writes the fill value (one element, native byte order) into `out`, whose size

@@ -114,9 +114,18 @@ fn check_buffer<T>(ptr: *const T, len: usize, name: &str) -> Result<()> {
 
 /// Hands a string to the caller, who frees it with `zarr_string_free`.
 pub(crate) fn give_string(out: &mut *mut c_char, text: String) -> Result<()> {
-    let c = CString::new(text).map_err(|_| Error::Internal("string holds a NUL byte".into()))?;
-    *out = c.into_raw();
+    *out = c_string(text)?.into_raw();
     Ok(())
+}
+
+/// A string for the caller; text with a NUL byte cannot cross the boundary.
+pub(crate) fn c_string(text: String) -> Result<CString> {
+    CString::new(text).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "text {:?} holds a NUL byte and cannot be returned to C",
+            e.into_vec()
+        ))
+    })
 }
 
 /// Hands a new handle to the caller, who releases it with the matching `*_close`.

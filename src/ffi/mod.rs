@@ -3,12 +3,14 @@
 
 mod array;
 mod boundary;
+mod dtype;
 mod group;
 mod selection;
 mod status;
 mod store;
 
 pub use array::*;
+pub use dtype::*;
 pub use group::*;
 pub use selection::*;
 pub use status::*;

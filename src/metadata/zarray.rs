@@ -155,7 +155,7 @@ impl ArrayMetadata {
             "zarr_format": 2,
             "shape": self.shape,
             "chunks": self.chunks,
-            "dtype": self.dtype.typestr(),
+            "dtype": self.dtype.to_json(),
             "compressor": self.compressor,
             "fill_value": self.fill_value.to_json(&self.dtype),
             "order": match self.order { Order::C => "C", Order::F => "F" },

@@ -1,0 +1,321 @@
+//! Data types as C sees them: the kind and size, the type string, datetime units, the fields
+//! of structured types, and UTF-32 ⇄ UTF-8 conversion for fixed-width unicode values.
+
+use super::array::{array_arg, zarr_array};
+use super::boundary::{c_string, give_string, out_arg, run, slice_arg, slice_out};
+use super::status::zarr_status;
+use crate::dtype::{DataType, DataTypeKind, Field, Unit};
+use crate::error::{Error, Result};
+use serde_json::{json, Value};
+use std::ffi::c_char;
+
+/// The kind of values an array holds (`zarr_array_dtype`).
+#[allow(non_camel_case_types)]
+pub type zarr_dtype_kind = i32;
+/// `|b1`: one byte per value, 0 or 1.
+pub const ZARR_DTYPE_BOOL: zarr_dtype_kind = 1;
+/// Signed integers (`i1`, `i2`, `i4`, `i8`).
+pub const ZARR_DTYPE_INT: zarr_dtype_kind = 2;
+/// Unsigned integers (`u1`, `u2`, `u4`, `u8`).
+pub const ZARR_DTYPE_UINT: zarr_dtype_kind = 3;
+/// IEEE floats (`f2`, `f4`, `f8`); `f2` values are passed as raw 16-bit halves.
+pub const ZARR_DTYPE_FLOAT: zarr_dtype_kind = 4;
+/// Complex numbers (`c8`, `c16`): real then imaginary part, each a float of half the size.
+pub const ZARR_DTYPE_COMPLEX: zarr_dtype_kind = 5;
+/// `|S<n>`: fixed-length byte strings, zero-padded to n bytes.
+pub const ZARR_DTYPE_BYTES: zarr_dtype_kind = 6;
+/// `<U<n>` / `>U<n>`: fixed-length text, n UTF-32 code units (native byte order in caller
+/// buffers), zero-padded; see `zarr_utf32_to_utf8`.
+pub const ZARR_DTYPE_UNICODE: zarr_dtype_kind = 7;
+/// `|V<n>`: n raw bytes.
+pub const ZARR_DTYPE_RAW: zarr_dtype_kind = 8;
+/// `M8[unit]`: NumPy datetime64, an `int64_t` count of units since 1970-01-01T00:00
+/// (`INT64_MIN` is NaT); see `zarr_array_time_unit`.
+pub const ZARR_DTYPE_DATETIME: zarr_dtype_kind = 9;
+/// `m8[unit]`: NumPy timedelta64, an `int64_t` count of units (`INT64_MIN` is NaT).
+pub const ZARR_DTYPE_TIMEDELTA: zarr_dtype_kind = 10;
+/// A structured (record) type; see `zarr_array_field_count` and `zarr_array_field`.
+pub const ZARR_DTYPE_STRUCTURED: zarr_dtype_kind = 11;
+
+fn kind_code(dtype: &DataType) -> zarr_dtype_kind {
+    match dtype.kind {
+        DataTypeKind::Bool => ZARR_DTYPE_BOOL,
+        DataTypeKind::Int => ZARR_DTYPE_INT,
+        DataTypeKind::UInt => ZARR_DTYPE_UINT,
+        DataTypeKind::Float => ZARR_DTYPE_FLOAT,
+        DataTypeKind::Complex => ZARR_DTYPE_COMPLEX,
+        DataTypeKind::Bytes => ZARR_DTYPE_BYTES,
+        DataTypeKind::Unicode => ZARR_DTYPE_UNICODE,
+        DataTypeKind::Raw => ZARR_DTYPE_RAW,
+        DataTypeKind::DateTime(_) => ZARR_DTYPE_DATETIME,
+        DataTypeKind::TimeDelta(_) => ZARR_DTYPE_TIMEDELTA,
+        DataTypeKind::Structured(_) => ZARR_DTYPE_STRUCTURED,
+    }
+}
+
+fn fields_of(dtype: &DataType) -> &[Field] {
+    match &dtype.kind {
+        DataTypeKind::Structured(fields) => fields,
+        _ => &[],
+    }
+}
+
+/// The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.
+///
+/// # Safety
+/// `array` must be a live handle; the outputs writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dtype(
+    array: *const zarr_array,
+    out_kind: *mut zarr_dtype_kind,
+    out_itemsize: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let dtype = &array_arg(array)?.metadata().dtype;
+        let kind = out_arg(out_kind, "out_kind")?;
+        let itemsize = out_arg(out_itemsize, "out_itemsize")?;
+        *kind = kind_code(dtype);
+        *itemsize = dtype.size;
+        Ok(())
+    })
+}
+
+/// The NumPy type string as stored, e.g. `"<f8"` or `"<M8[10s]"` (for a structured type, its
+/// JSON list of fields); free it with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_typestr` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dtype_string(
+    array: *const zarr_array,
+    out_typestr: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        give_string(
+            out_arg(out_typestr, "out_typestr")?,
+            array.metadata().dtype.typestr(),
+        )
+    })
+}
+
+/// The unit of a datetime64 or timedelta64 array: the NumPy unit name (`"Y"`, `"M"`, `"W"`,
+/// `"D"`, `"h"`, `"m"`, `"s"`, `"ms"`, `"us"`, `"ns"`, `"ps"`, `"fs"`, `"as"`, or `""` for
+/// NumPy's generic unit) and its multiple (`[10s]` gives `"s"` and 10). The name is static.
+/// Other kinds of array are `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `array` must be a live handle; the outputs writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_time_unit(
+    array: *const zarr_array,
+    out_unit: *mut *const c_char,
+    out_multiple: *mut u64,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let unit_out = out_arg(out_unit, "out_unit")?;
+        let multiple = out_arg(out_multiple, "out_multiple")?;
+        let (DataTypeKind::DateTime(unit) | DataTypeKind::TimeDelta(unit)) =
+            array.metadata().dtype.kind
+        else {
+            return Err(Error::InvalidArgument(format!(
+                "array {:?} of {} has no time unit",
+                array.path(),
+                array.metadata().dtype.typestr()
+            )));
+        };
+        const NAMES: [(Unit, &str); 14] = [
+            (Unit::Generic, "\0"),
+            (Unit::Year, "Y\0"),
+            (Unit::Month, "M\0"),
+            (Unit::Week, "W\0"),
+            (Unit::Day, "D\0"),
+            (Unit::Hour, "h\0"),
+            (Unit::Minute, "m\0"),
+            (Unit::Second, "s\0"),
+            (Unit::Millisecond, "ms\0"),
+            (Unit::Microsecond, "us\0"),
+            (Unit::Nanosecond, "ns\0"),
+            (Unit::Picosecond, "ps\0"),
+            (Unit::Femtosecond, "fs\0"),
+            (Unit::Attosecond, "as\0"),
+        ];
+        let name = NAMES
+            .iter()
+            .find(|(u, _)| *u == unit.unit)
+            .map_or("\0", |(_, n)| n);
+        *unit_out = name.as_ptr().cast();
+        *multiple = unit.count;
+        Ok(())
+    })
+}
+
+/// The number of fields of a structured array (0 for other types).
+///
+/// # Safety
+/// `array` must be a live handle and `out_count` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_field_count(
+    array: *const zarr_array,
+    out_count: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let count = fields_of(&array_arg(array)?.metadata().dtype).len();
+        *out_arg(out_count, "out_count")? = count;
+        Ok(())
+    })
+}
+
+/// Describes field `index` of a structured array: its name and type string (free both with
+/// `zarr_string_free`; a nested record's type string is its JSON list), its byte offset in a
+/// record, its size in bytes (all of a sub-array field) and the number of dimensions of its
+/// sub-array shape (0 for a scalar field; the shape itself is in `zarr_array_fields_json`).
+///
+/// # Safety
+/// `array` must be a live handle; the outputs writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_field(
+    array: *const zarr_array,
+    index: usize,
+    out_name: *mut *mut c_char,
+    out_typestr: *mut *mut c_char,
+    out_offset: *mut usize,
+    out_size: *mut usize,
+    out_ndim: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let fields = fields_of(&array.metadata().dtype);
+        let field = fields.get(index).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "array {:?} has {} fields, no field {index}",
+                array.path(),
+                fields.len()
+            ))
+        })?;
+        let (name, typestr) = (
+            out_arg(out_name, "out_name")?,
+            out_arg(out_typestr, "out_typestr")?,
+        );
+        let (offset, size, ndim) = (
+            out_arg(out_offset, "out_offset")?,
+            out_arg(out_size, "out_size")?,
+            out_arg(out_ndim, "out_ndim")?,
+        );
+        let (name_text, type_text) = (
+            c_string(field.name.clone())?,
+            c_string(field.dtype.typestr())?,
+        );
+        (*name, *typestr) = (name_text.into_raw(), type_text.into_raw());
+        (*offset, *size, *ndim) = (field.offset, field.size(), field.shape.len());
+        Ok(())
+    })
+}
+
+fn field_json(field: &Field) -> Value {
+    let mut info = json!({
+        "name": field.name,
+        "dtype": field.dtype.to_json(),
+        "offset": field.offset,
+        "itemsize": field.size(),
+        "shape": field.shape,
+    });
+    if let DataTypeKind::Structured(inner) = &field.dtype.kind {
+        info["fields"] = inner.iter().map(field_json).collect();
+    }
+    info
+}
+
+/// The fields of a structured array as JSON: a list of `{"name", "dtype", "offset",
+/// "itemsize", "shape"}` objects (nested records add `"fields"`); `[]` for other types. Free
+/// with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_fields_json(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let fields: Value = fields_of(&array_arg(array)?.metadata().dtype)
+            .iter()
+            .map(field_json)
+            .collect();
+        give_string(out_arg(out_json, "out_json")?, fields.to_string())
+    })
+}
+
+/// Converts `nchars` UTF-32 code units (native byte order, as one element of a `U` array; a
+/// zero unit ends the text early) to UTF-8 in `out` (`out_size` bytes, not NUL-terminated),
+/// setting `*out_len` to the bytes written. `out_size` of 4 × `nchars` always suffices. An
+/// invalid code unit is `ZARR_ERR_INVALID_ARGUMENT`; too small a buffer `ZARR_ERR_BUFFER_SIZE`.
+///
+/// # Safety
+/// `utf32` holds `nchars` units; `out` has `out_size` writable bytes; `out_len` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_utf32_to_utf8(
+    utf32: *const u32,
+    nchars: usize,
+    out: *mut c_char,
+    out_size: usize,
+    out_len: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let units = slice_arg(utf32, nchars, "utf32")?;
+        let out = slice_out(out.cast::<u8>(), out_size, "out")?;
+        let len = out_arg(out_len, "out_len")?;
+        let text: String = units
+            .iter()
+            .take_while(|&&u| u != 0)
+            .map(|&u| {
+                char::from_u32(u).ok_or_else(|| {
+                    Error::InvalidArgument(format!("{u:#x} is not a Unicode scalar value"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let dst = out.get_mut(..text.len()).ok_or_else(|| {
+            Error::BufferSize(format!(
+                "the text needs {} bytes, the buffer has {out_size}",
+                text.len()
+            ))
+        })?;
+        dst.copy_from_slice(text.as_bytes());
+        *len = text.len();
+        Ok(())
+    })
+}
+
+/// Converts `utf8_len` bytes of UTF-8 to UTF-32 code units (native byte order) in `out`,
+/// which holds `nchars` units: one element of a `U<nchars>` array. Unused units are zeroed. Text
+/// with more than `nchars` characters is `ZARR_ERR_BUFFER_SIZE`; invalid UTF-8
+/// `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `utf8` holds `utf8_len` bytes; `out` has room for `nchars` units.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_utf8_to_utf32(
+    utf8: *const c_char,
+    utf8_len: usize,
+    out: *mut u32,
+    nchars: usize,
+) -> zarr_status {
+    run(|| {
+        let bytes = slice_arg(utf8.cast::<u8>(), utf8_len, "utf8")?;
+        let out = slice_out(out, nchars, "out")?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| Error::InvalidArgument(format!("text is not UTF-8: {e}")))?;
+        let count = text.chars().count();
+        if count > nchars {
+            return Err(Error::BufferSize(format!(
+                "{count} characters do not fit in {nchars}"
+            )));
+        }
+        out.fill(0);
+        out.iter_mut()
+            .zip(text.chars())
+            .for_each(|(unit, c)| *unit = c as u32);
+        Ok(())
+    })
+}
