@@ -512,6 +512,42 @@ zarr_status zarr_array_field(const zarr_array *array,
 zarr_status zarr_array_fields_json(const zarr_array *array, char **out_json);
 
 /**
+ * Reads the fields `fields[0..nfields]` of the records in the box `start`/`count` of a
+ * structured array into `out`, like zarr-python's `fields=` selection: each element of the
+ * result packs the named fields, in the order given, in native byte order (`out_size` =
+ * product(count) × the sum of the fields' sizes). An unknown or repeated name is
+ * `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `array` must be a live handle; `start`/`count` hold `ndim` entries; `fields` holds
+ * `nfields` NUL-terminated strings; `out` has `out_size` writable bytes.
+ */
+zarr_status zarr_array_read_fields(const zarr_array *array,
+                                   size_t ndim,
+                                   const uint64_t *start,
+                                   const uint64_t *count,
+                                   const char *const *fields,
+                                   size_t nfields,
+                                   void *out,
+                                   size_t out_size);
+
+/**
+ * Writes the fields `fields[0..nfields]` of the records in the box `start`/`count` from
+ * `data`, packed as for `zarr_array_read_fields`; the other fields keep their values.
+ *
+ * # Safety
+ * As for `zarr_array_read_fields`, with `data` holding `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_fields(zarr_array *array,
+                                    size_t ndim,
+                                    const uint64_t *start,
+                                    const uint64_t *count,
+                                    const char *const *fields,
+                                    size_t nfields,
+                                    const void *data,
+                                    size_t data_size);
+
+/**
  * Converts `nchars` UTF-32 code units (native byte order, as one element of a `U` array; a
  * zero unit ends the text early) to UTF-8 in `out` (`out_size` bytes, not NUL-terminated),
  * setting `*out_len` to the bytes written. `out_size` of 4 × `nchars` always suffices. An

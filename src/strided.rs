@@ -82,9 +82,58 @@ impl SharedBuffer {
     }
 }
 
+/// How each element crosses a copy: its size on each side, the bytes that move, and the
+/// byte-order conversion of the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElementCopy {
+    /// Bytes of one source element.
+    pub src_size: usize,
+    /// Bytes of one destination element.
+    pub dst_size: usize,
+    /// `(source offset, destination offset, length)` of the byte ranges that move (fields of a
+    /// record); empty: the whole element, when both sizes are equal.
+    pub ranges: Vec<(usize, usize, usize)>,
+    /// Byte-order conversion applied to each destination element.
+    pub swap: ByteSwap,
+}
+
+impl ElementCopy {
+    /// Whole elements of `size` bytes, converted by `swap`.
+    pub fn whole(size: usize, swap: ByteSwap) -> ElementCopy {
+        ElementCopy {
+            src_size: size,
+            dst_size: size,
+            ranges: Vec::new(),
+            swap,
+        }
+    }
+
+    /// Whether elements move byte for byte, unchanged.
+    pub fn is_plain(&self) -> bool {
+        self.ranges.is_empty() && self.swap.is_none()
+    }
+
+    /// The same copy in the other direction (destination to source). The swap must be one
+    /// that suits the new destination: callers give it.
+    pub fn reversed(&self, swap: ByteSwap) -> ElementCopy {
+        ElementCopy {
+            src_size: self.dst_size,
+            dst_size: self.src_size,
+            ranges: self.ranges.iter().map(|&(s, d, n)| (d, s, n)).collect(),
+            swap,
+        }
+    }
+}
+
 /// Checks that every offset the copy visits, plus one element, stays inside both buffers.
-fn check_extent(dims: &[DimOffsets], elem: usize, src_len: usize, dst_len: usize) -> Result<()> {
-    let (mut src_end, mut dst_end) = (elem, elem);
+fn check_extent(
+    dims: &[DimOffsets],
+    src_elem: usize,
+    dst_elem: usize,
+    src_len: usize,
+    dst_len: usize,
+) -> Result<()> {
+    let (mut src_end, mut dst_end) = (src_elem, dst_elem);
     for offsets in dims {
         let src_max = offsets.iter().map(|o| o.0).max().unwrap_or(0);
         let dst_max = offsets.iter().map(|o| o.1).max().unwrap_or(0);
@@ -136,14 +185,13 @@ fn inner(dims: &[DimOffsets]) -> &[(usize, usize)] {
 }
 
 /// Whether both sides of the innermost dimension advance one element at a time.
-fn is_contiguous_run(inner: &[(usize, usize)], elem: usize) -> bool {
+fn is_contiguous_run(inner: &[(usize, usize)], src_elem: usize, dst_elem: usize) -> bool {
     inner
         .windows(2)
-        .all(|w| w[1].0 == w[0].0 + elem && w[1].1 == w[0].1 + elem)
+        .all(|w| w[1].0 == w[0].0 + src_elem && w[1].1 == w[0].1 + dst_elem)
 }
 
-/// Copies the elements named by `dims` from `src` to `dst`, converting each element's byte
-/// order as `swap` says.
+/// Copies the elements named by `dims` from `src` to `dst`, each as `how` says.
 ///
 /// # Safety
 /// No other thread may touch the destination bytes the copy writes during the call.
@@ -151,23 +199,43 @@ pub unsafe fn copy_elements(
     src: &[u8],
     dst: SharedBuffer,
     dims: &[DimOffsets],
-    elem: usize,
-    swap: &ByteSwap,
+    how: &ElementCopy,
 ) -> Result<()> {
-    check_extent(dims, elem, src.len(), dst.len)?;
+    let (src_elem, dst_elem) = (how.src_size, how.dst_size);
+    check_extent(dims, src_elem, dst_elem, src.len(), dst.len)?;
+    if how
+        .ranges
+        .iter()
+        .any(|&(s, d, n)| s + n > src_elem || d + n > dst_elem)
+    {
+        return Err(Error::Internal(format!(
+            "element ranges {:?} exceed the elements",
+            how.ranges
+        )));
+    }
     let inner = inner(dims);
-    let whole_rows = swap.is_none() && is_contiguous_run(inner, elem);
+    let whole_rows =
+        how.is_plain() && src_elem == dst_elem && is_contiguous_run(inner, src_elem, dst_elem);
     let (s0, d0) = inner[0];
     let src = src.as_ptr();
     for_each_row(dims, |s, d| {
         if whole_rows {
-            std::ptr::copy_nonoverlapping(src.add(s + s0), dst.ptr.add(d + d0), inner.len() * elem);
+            std::ptr::copy_nonoverlapping(
+                src.add(s + s0),
+                dst.ptr.add(d + d0),
+                inner.len() * src_elem,
+            );
             return;
         }
         for &(si, di) in inner {
-            let target = dst.ptr.add(d + di);
-            std::ptr::copy_nonoverlapping(src.add(s + si), target, elem);
-            swap.apply(std::slice::from_raw_parts_mut(target, elem));
+            let (from, to) = (src.add(s + si), dst.ptr.add(d + di));
+            if how.ranges.is_empty() {
+                std::ptr::copy_nonoverlapping(from, to, src_elem);
+            }
+            for &(rs, rd, n) in &how.ranges {
+                std::ptr::copy_nonoverlapping(from.add(rs), to.add(rd), n);
+            }
+            how.swap.apply(std::slice::from_raw_parts_mut(to, dst_elem));
         }
     });
     Ok(())
@@ -180,7 +248,7 @@ pub unsafe fn copy_elements(
 /// No other thread may touch the destination bytes the fill writes during the call.
 pub unsafe fn fill_elements(dst: SharedBuffer, dims: &[DimOffsets], pattern: &[u8]) -> Result<()> {
     let elem = pattern.len();
-    check_extent(dims, elem, usize::MAX, dst.len)?;
+    check_extent(dims, elem, elem, usize::MAX, dst.len)?;
     let inner = inner(dims);
     let zero_rows =
         pattern.iter().all(|&b| b == 0) && inner.windows(2).all(|w| w[1].1 == w[0].1 + elem);
@@ -225,8 +293,7 @@ mod tests {
                 &src,
                 SharedBuffer::new(&mut dst),
                 &dims,
-                2,
-                &ByteSwap::Uniform(2),
+                &ElementCopy::whole(2, ByteSwap::Uniform(2)),
             )
         }
         .unwrap();
@@ -247,14 +314,49 @@ mod tests {
         let mut dst = vec![0u8; 16];
         // Rows 1 and 3 of a 4x4 byte matrix, columns 1..3, into a dense 2x2 at the start.
         let dims = [vec![(4, 0), (12, 2)], vec![(1, 0), (2, 1)]];
-        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, &ByteSwap::None) }
-            .unwrap();
+        unsafe {
+            copy_elements(
+                &src,
+                SharedBuffer::new(&mut dst),
+                &dims,
+                &ElementCopy::whole(1, ByteSwap::None),
+            )
+        }
+        .unwrap();
         assert_eq!(&dst[..4], &[5, 6, 13, 14]);
         // Scattered innermost positions.
         let dims = [vec![(0, 0)], vec![(3, 0), (0, 1), (3, 2)]];
-        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, 1, &ByteSwap::None) }
-            .unwrap();
+        unsafe {
+            copy_elements(
+                &src,
+                SharedBuffer::new(&mut dst),
+                &dims,
+                &ElementCopy::whole(1, ByteSwap::None),
+            )
+        }
+        .unwrap();
         assert_eq!(&dst[..3], &[3, 0, 3]);
+    }
+
+    #[test]
+    fn copies_selected_fields_into_packed_elements() {
+        // Records of (u8 a, u16 b big-endian, u8 c); pick b then a, swapping b to native.
+        let src = [1u8, 0x01, 0x02, 9, 2, 0x03, 0x04, 9];
+        let mut dst = vec![0u8; 6];
+        let how = ElementCopy {
+            src_size: 4,
+            dst_size: 3,
+            ranges: vec![(1, 0, 2), (0, 2, 1)],
+            swap: ByteSwap::Ranges(vec![(0, 2)]),
+        };
+        let dims = [vec![(0, 0), (4, 3)]];
+        unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, &how) }.unwrap();
+        assert_eq!(dst, vec![0x02, 0x01, 1, 0x04, 0x03, 2]);
+        let bad = ElementCopy {
+            ranges: vec![(3, 0, 2)],
+            ..how
+        };
+        assert!(unsafe { copy_elements(&src, SharedBuffer::new(&mut dst), &dims, &bad) }.is_err());
     }
 
     #[test]
@@ -271,8 +373,7 @@ mod tests {
                 &src,
                 SharedBuffer::new(&mut dst),
                 &[offsets(1, 1, 5)],
-                1,
-                &ByteSwap::None,
+                &ElementCopy::whole(1, ByteSwap::None),
             )
         }
         .is_err());
@@ -286,8 +387,7 @@ mod tests {
                 &[1, 2, 3, 4],
                 SharedBuffer::new(&mut dst),
                 &[],
-                4,
-                &ByteSwap::None,
+                &ElementCopy::whole(4, ByteSwap::None),
             )
         }
         .unwrap();

@@ -1,13 +1,12 @@
 //! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
 
 use crate::codec::{self, Codec, CodecContext};
-use crate::dtype::ByteSwap;
 use crate::error::{Error, Result};
 use crate::hierarchy;
 use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
 use crate::path;
 use crate::store::StoreHandle;
-use crate::strided::{dense_strides, is_c_contiguous};
+use crate::strided::{dense_strides, is_c_contiguous, ElementCopy};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -36,8 +35,8 @@ pub struct Array {
     chunk_strides: Vec<usize>,
     /// Whether decoded chunks are laid out in C order.
     chunk_is_c_order: bool,
-    /// How elements change between stored and native byte order.
-    swap: ByteSwap,
+    /// How whole elements move between chunks (stored order) and callers (native order).
+    element: ElementCopy,
     /// Whether chunks holding only the fill value are stored (`true`) or erased (`false`).
     write_empty_chunks: AtomicBool,
 }
@@ -125,7 +124,7 @@ impl Array {
             chunk_nbytes,
             chunk_strides,
             chunk_is_c_order,
-            swap,
+            element: ElementCopy::whole(item_size, swap),
             write_empty_chunks: AtomicBool::new(false),
         })
     }

@@ -5,10 +5,13 @@
 use super::buffer::BufferLayout;
 use super::chunk_io::with_scratch;
 use super::Array;
+use crate::dtype::{select_fields, ByteSwap, DataTypeKind};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan};
-use crate::strided::{copy_elements, fill_elements, is_c_contiguous, DimOffsets, SharedBuffer};
+use crate::strided::{
+    copy_elements, fill_elements, is_c_contiguous, DimOffsets, ElementCopy, SharedBuffer,
+};
 use rayon::prelude::*;
 
 /// Bytes of an uncompressed chunk read at a time when scattering it (`stream_task`): small
@@ -72,16 +75,7 @@ impl Array {
         buffer_strides: Option<&[u64]>,
         out: &mut [u8],
     ) -> Result<()> {
-        let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
-        let layout = BufferLayout::new(
-            plan.out_shape(),
-            self.item_size(),
-            buffer_strides,
-            out.len(),
-            true,
-        )?;
-        let out = SharedBuffer::new(out);
-        self.for_each_task(&plan, |task| self.read_task(task, &layout, out))
+        self.read_selection(selection, buffer_strides, out, &self.element)
     }
 
     /// Writes an orthogonal selection from `data`, laid out as for
@@ -94,16 +88,122 @@ impl Array {
         buffer_strides: Option<&[u64]>,
         data: &[u8],
     ) -> Result<()> {
+        self.write_selection(selection, buffer_strides, data, &self.element)
+    }
+
+    /// Reads the fields `names` of the records in the box `start`/`count` of a structured
+    /// array into `out`: each element packs the named fields in the order given (native byte
+    /// order), like zarr-python's `fields=` selection.
+    pub fn read_fields(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        names: &[&str],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let how = self.field_copy(names)?;
+        self.read_selection(&box_selection(start, count, None)?, None, out, &how)
+    }
+
+    /// Writes the fields `names` of the records in the box `start`/`count` from `data`
+    /// (packed as for [`Array::read_fields`]); the other fields keep their values.
+    pub fn write_fields(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        names: &[&str],
+        data: &[u8],
+    ) -> Result<()> {
+        let read = self.field_copy(names)?;
+        // Writing, the swap applies to the chunk's record: the packed swap ranges, moved to
+        // where each field sits in the full record.
+        let ranges: Vec<(usize, usize)> = read
+            .swap
+            .ranges(read.dst_size)
+            .into_iter()
+            .filter_map(|(o, n)| {
+                let &(full, packed, _) = read
+                    .ranges
+                    .iter()
+                    .find(|&&(_, p, len)| o >= p && o < p + len)?;
+                Some((full + o - packed, n))
+            })
+            .collect();
+        let how = read.reversed(if ranges.is_empty() {
+            ByteSwap::None
+        } else {
+            ByteSwap::Ranges(ranges)
+        });
+        self.write_selection(&box_selection(start, count, None)?, None, data, &how)
+    }
+
+    /// How the fields `names` move from a chunk's records into packed caller elements.
+    fn field_copy(&self, names: &[&str]) -> Result<ElementCopy> {
+        let DataTypeKind::Structured(fields) = &self.metadata.dtype.kind else {
+            return Err(Error::InvalidArgument(format!(
+                "array {:?} of {} has no fields",
+                self.path,
+                self.metadata.dtype.typestr()
+            )));
+        };
+        let (packed, ranges) = select_fields(fields, names)?;
+        Ok(ElementCopy {
+            src_size: self.item_size(),
+            dst_size: packed.size,
+            ranges,
+            swap: packed.byte_swap(),
+        })
+    }
+
+    fn read_selection(
+        &self,
+        selection: &[DimSelection],
+        buffer_strides: Option<&[u64]>,
+        out: &mut [u8],
+        how: &ElementCopy,
+    ) -> Result<()> {
+        let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
+        let layout = BufferLayout::new(
+            plan.out_shape(),
+            how.dst_size,
+            buffer_strides,
+            out.len(),
+            true,
+        )?;
+        let fill = self.converted_fill(how);
+        let out = SharedBuffer::new(out);
+        self.for_each_task(&plan, |task| self.read_task(task, &layout, out, how, &fill))
+    }
+
+    fn write_selection(
+        &self,
+        selection: &[DimSelection],
+        buffer_strides: Option<&[u64]>,
+        data: &[u8],
+        how: &ElementCopy,
+    ) -> Result<()> {
         self.store.check_writable(&self.path)?;
         let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
         let layout = BufferLayout::new(
             plan.out_shape(),
-            self.item_size(),
+            how.src_size,
             buffer_strides,
             data.len(),
             false,
         )?;
-        self.for_each_task(&plan, |task| self.write_task(task, &layout, data))
+        self.for_each_task(&plan, |task| self.write_task(task, &layout, data, how))
+    }
+
+    /// The fill value as a caller element of `how`'s destination (native order).
+    fn converted_fill(&self, how: &ElementCopy) -> Vec<u8> {
+        if how.ranges.is_empty() {
+            return self.fill_native.clone();
+        }
+        let mut fill = vec![0u8; how.dst_size];
+        for &(s, d, n) in &how.ranges {
+            fill[d..d + n].copy_from_slice(&self.fill_native[s..s + n]);
+        }
+        fill
     }
 
     fn for_each_task(
@@ -148,17 +248,30 @@ impl Array {
     }
 
     /// Whether the task's chunk maps byte for byte onto one contiguous run of the buffer.
-    fn chunk_is_buffer_run(&self, task: &ChunkTask, buffer: &BufferLayout) -> bool {
+    fn chunk_is_buffer_run(
+        &self,
+        task: &ChunkTask,
+        buffer: &BufferLayout,
+        how: &ElementCopy,
+    ) -> bool {
         self.chunk_is_c_order
-            && self.swap.is_none()
+            && how.is_plain()
+            && how.src_size == how.dst_size
             && task.is_whole_chunk(&self.metadata.shape, &self.metadata.chunks)
             && is_c_contiguous(&self.metadata.chunks, &buffer.strides, self.item_size())
     }
 
-    fn read_task(&self, task: &ChunkTask, buffer: &BufferLayout, out: SharedBuffer) -> Result<()> {
+    fn read_task(
+        &self,
+        task: &ChunkTask,
+        buffer: &BufferLayout,
+        out: SharedBuffer,
+        how: &ElementCopy,
+        fill: &[u8],
+    ) -> Result<()> {
         let key = self.chunk_key(&task.coords);
         let dims = self.task_offsets(task, buffer, true);
-        if self.chunk_is_buffer_run(task, buffer) {
+        if self.chunk_is_buffer_run(task, buffer, how) {
             let start: usize = dims.iter().map(|d| d[0].1).sum();
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
             // layout; this range is exactly this chunk's elements.
@@ -169,14 +282,14 @@ impl Array {
             && self.chunk_is_c_order
             && matches!(task.parts.first(), Some(DimPart::Range { .. }))
         {
-            return self.stream_task(&key, &dims, out);
+            return self.stream_task(&key, &dims, out, how, fill);
         }
         self.with_stored_chunk(&key, |raw| match raw {
             // SAFETY: as above.
-            None => unsafe { fill_elements(out, &dims, &self.fill_native) },
+            None => unsafe { fill_elements(out, &dims, fill) },
             Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
                 // SAFETY: as above.
-                unsafe { copy_elements(chunk, out, &dims, self.item_size(), &self.swap) }
+                unsafe { copy_elements(chunk, out, &dims, how) }
             }),
         })
     }
@@ -185,10 +298,17 @@ impl Array {
     /// the first dimension is read into cache-sized scratch and copied out at once, so the
     /// chunk crosses memory once instead of being read whole and then scattered. Planes the
     /// task does not select are not read.
-    fn stream_task(&self, key: &str, dims: &[DimOffsets], out: SharedBuffer) -> Result<()> {
+    fn stream_task(
+        &self,
+        key: &str,
+        dims: &[DimOffsets],
+        out: SharedBuffer,
+        how: &ElementCopy,
+        fill: &[u8],
+    ) -> Result<()> {
         let Some(mut value) = self.open_uncompressed(key)? else {
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping layout.
-            return unsafe { fill_elements(out, dims, &self.fill_native) };
+            return unsafe { fill_elements(out, dims, fill) };
         };
         // Bytes per index along the first dimension of a C-ordered chunk (from the shape: an F
         // chunk that is C-ordered only because other dimensions are 1 has other strides).
@@ -212,39 +332,38 @@ impl Array {
                     .read_exact_at(first as u64, block)
                     .map_err(|e| e.context(format!("chunk {key:?}")))?;
                 // SAFETY: as above.
-                unsafe { copy_elements(block, out, &block_dims, self.item_size(), &self.swap) }
+                unsafe { copy_elements(block, out, &block_dims, how) }
             })?;
             start = end;
         }
         Ok(())
     }
 
-    fn write_task(&self, task: &ChunkTask, buffer: &BufferLayout, data: &[u8]) -> Result<()> {
+    fn write_task(
+        &self,
+        task: &ChunkTask,
+        buffer: &BufferLayout,
+        data: &[u8],
+        how: &ElementCopy,
+    ) -> Result<()> {
         let key = self.chunk_key(&task.coords);
         let dims = self.task_offsets(task, buffer, false);
         let _lock = self.store.lock_chunk(&key);
-        if self.chunk_is_buffer_run(task, buffer) {
+        if self.chunk_is_buffer_run(task, buffer, how) {
             let start: usize = dims.iter().map(|d| d[0].0).sum();
             return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);
         }
         let (shape, chunks) = (&self.metadata.shape, &self.metadata.chunks);
         with_scratch(self.chunk_nbytes, |chunk| {
-            if !task.covers_chunk_in_array(shape, chunks) {
+            // Writing some fields of a record keeps the others: the old chunk is always needed.
+            if !how.ranges.is_empty() || !task.covers_chunk_in_array(shape, chunks) {
                 self.load_chunk(&key, chunk)?;
             } else if !task.is_whole_chunk(shape, chunks) {
                 // An edge chunk: its overhang holds no data, so it gets the fill value.
                 self.fill_chunk(chunk);
             }
             // SAFETY: `chunk` is this thread's own scratch buffer.
-            unsafe {
-                copy_elements(
-                    data,
-                    SharedBuffer::new(chunk),
-                    &dims,
-                    self.item_size(),
-                    &self.swap,
-                )?
-            };
+            unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
             self.store_chunk(&key, chunk)
         })
     }

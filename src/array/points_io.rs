@@ -23,7 +23,7 @@ impl Array {
                 None => unsafe { fill_elements(out, &pairs, &self.fill_native) },
                 Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
                     // SAFETY: as above.
-                    unsafe { copy_elements(chunk, out, &pairs, self.item_size(), &self.swap) }
+                    unsafe { copy_elements(chunk, out, &pairs, &self.element) }
                 }),
             })
         })
@@ -41,15 +41,7 @@ impl Array {
             with_scratch(self.chunk_nbytes, |chunk| {
                 self.load_chunk(&key, chunk)?;
                 // SAFETY: `chunk` is this thread's own scratch buffer.
-                unsafe {
-                    copy_elements(
-                        data,
-                        SharedBuffer::new(chunk),
-                        &[pairs],
-                        self.item_size(),
-                        &self.swap,
-                    )?
-                };
+                unsafe { copy_elements(data, SharedBuffer::new(chunk), &[pairs], &self.element)? };
                 self.store_chunk(&key, chunk)
             })
         })

@@ -29,6 +29,43 @@ impl Field {
     }
 }
 
+/// The record type holding only the fields `names` of `fields`, packed in that order, and the
+/// `(offset in the full record, offset in the packed record, length)` of each.
+pub fn select_fields(
+    fields: &[Field],
+    names: &[&str],
+) -> Result<(DataType, Vec<(usize, usize, usize)>)> {
+    if names.is_empty() {
+        return Err(Error::InvalidArgument("no fields selected".into()));
+    }
+    let mut picked = Vec::with_capacity(names.len());
+    let mut ranges = Vec::with_capacity(names.len());
+    let mut offset = 0;
+    for &name in names {
+        let field = fields.iter().find(|f| f.name == name).ok_or_else(|| {
+            let known: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            Error::InvalidArgument(format!("no field {name:?} (fields: {known:?})"))
+        })?;
+        if picked.iter().any(|f: &Field| f.name == name) {
+            return Err(Error::InvalidArgument(format!(
+                "field {name:?} selected twice"
+            )));
+        }
+        ranges.push((field.offset, offset, field.size()));
+        picked.push(Field {
+            offset,
+            ..field.clone()
+        });
+        offset += field.size();
+    }
+    let packed = DataType {
+        kind: DataTypeKind::Structured(picked),
+        size: offset,
+        order: ByteOrder::NotApplicable,
+    };
+    Ok((packed, ranges))
+}
+
 /// Parses the list form of a structured type.
 pub(super) fn parse_fields(list: &[Value]) -> Result<DataType> {
     let invalid = |why: String| Error::InvalidMetadata(format!("structured dtype: {why}"));
@@ -131,6 +168,20 @@ mod tests {
         );
         assert_eq!(fields[1].count(), 6);
         assert_eq!(dt.to_json(), doc);
+    }
+
+    #[test]
+    fn selects_fields_in_the_order_asked() {
+        let dt = DataType::parse(&json!([["x", "<f4"], ["z", ">i2", [2]], ["s", "|S3"]])).unwrap();
+        let DataTypeKind::Structured(fields) = &dt.kind else {
+            panic!("not structured")
+        };
+        let (packed, ranges) = select_fields(fields, &["s", "x"]).unwrap();
+        assert_eq!(packed.size, 7);
+        assert_eq!(ranges, vec![(8, 0, 3), (0, 3, 4)]);
+        assert!(select_fields(fields, &["nope"]).is_err());
+        assert!(select_fields(fields, &["x", "x"]).is_err());
+        assert!(select_fields(fields, &[]).is_err());
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! Data types as C sees them: the kind and size, the type string, datetime units, the fields
 //! of structured types, and UTF-32 ⇄ UTF-8 conversion for fixed-width unicode values.
 
-use super::array::{array_arg, zarr_array};
-use super::boundary::{c_string, give_string, out_arg, run, slice_arg, slice_out};
+use super::array::{array_arg, check_ndim, zarr_array};
+use super::boundary::{c_string, give_string, out_arg, run, slice_arg, slice_out, str_arg};
 use super::status::zarr_status;
 use crate::dtype::{DataType, DataTypeKind, Field, Unit};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 
 /// The kind of values an array holds (`zarr_array_dtype`).
 #[allow(non_camel_case_types)]
@@ -244,6 +244,85 @@ pub unsafe extern "C" fn zarr_array_fields_json(
             .map(field_json)
             .collect();
         give_string(out_arg(out_json, "out_json")?, fields.to_string())
+    })
+}
+
+/// Reads `nfields` field names from C strings.
+fn field_names<'a>(fields: *const *const c_char, nfields: usize) -> Result<Vec<&'a str>> {
+    slice_arg(fields, nfields, "fields")?
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| str_arg(name, &format!("fields[{i}]")))
+        .collect()
+}
+
+/// Reads the fields `fields[0..nfields]` of the records in the box `start`/`count` of a
+/// structured array into `out`, like zarr-python's `fields=` selection: each element of the
+/// result packs the named fields, in the order given, in native byte order (`out_size` =
+/// product(count) × the sum of the fields' sizes). An unknown or repeated name is
+/// `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `array` must be a live handle; `start`/`count` hold `ndim` entries; `fields` holds
+/// `nfields` NUL-terminated strings; `out` has `out_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_fields(
+    array: *const zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    fields: *const *const c_char,
+    nfields: usize,
+    out: *mut c_void,
+    out_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        check_ndim(array, ndim)?;
+        let (start, count) = (
+            slice_arg(start, ndim, "start")?,
+            slice_arg(count, ndim, "count")?,
+        );
+        let names = field_names(fields, nfields)?;
+        array.read_fields(
+            start,
+            count,
+            &names,
+            slice_out(out.cast::<u8>(), out_size, "out")?,
+        )
+    })
+}
+
+/// Writes the fields `fields[0..nfields]` of the records in the box `start`/`count` from
+/// `data`, packed as for `zarr_array_read_fields`; the other fields keep their values.
+///
+/// # Safety
+/// As for `zarr_array_read_fields`, with `data` holding `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_fields(
+    array: *mut zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    fields: *const *const c_char,
+    nfields: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        check_ndim(array, ndim)?;
+        let (start, count) = (
+            slice_arg(start, ndim, "start")?,
+            slice_arg(count, ndim, "count")?,
+        );
+        let names = field_names(fields, nfields)?;
+        array.write_fields(
+            start,
+            count,
+            &names,
+            slice_arg(data.cast::<u8>(), data_size, "data")?,
+        )
     })
 }
 
