@@ -11,7 +11,10 @@ fn array(meta: serde_json::Value) -> Array {
 }
 
 fn utf32(text: &str, chars: usize) -> Vec<u8> {
-    let mut units: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_ne_bytes()).collect();
+    let mut units: Vec<u8> = text
+        .chars()
+        .flat_map(|c| (c as u32).to_ne_bytes())
+        .collect();
     units.resize(chars * 4, 0);
     units
 }
@@ -28,7 +31,11 @@ fn text_types_round_trip_with_fill_values() {
         a.write_region(&[1], &[1], &value).unwrap();
         let mut out = vec![0u8; 3 * value.len()];
         a.read_region(&[0], &[3], &mut out).unwrap();
-        assert_eq!(out, [fill_bytes.clone(), value.clone(), fill_bytes].concat(), "{dtype}");
+        assert_eq!(
+            out,
+            [fill_bytes.clone(), value.clone(), fill_bytes].concat(),
+            "{dtype}"
+        );
     }
 }
 
@@ -38,19 +45,33 @@ fn datetimes_are_native_int64_counts() {
     a.write_region(&[0], &[1], &1234i64.to_ne_bytes()).unwrap();
     let mut out = vec![0u8; 32];
     a.read_region(&[0], &[4], &mut out).unwrap();
-    let values: Vec<i64> = out.chunks(8).map(|b| i64::from_ne_bytes(b.try_into().unwrap())).collect();
+    let values: Vec<i64> = out
+        .chunks(8)
+        .map(|b| i64::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
     assert_eq!(values, vec![1234, i64::MIN, i64::MIN, i64::MIN]);
     assert_eq!(a.metadata_json()["fill_value"], json!(i64::MIN));
 }
 
 /// A record `{a: >i2, z: <f4[2], inner: {s: |S2, b: >u4}}`: 16 bytes.
 fn record(a: i16, z: [f32; 2], s: &[u8; 2], b: u32) -> Vec<u8> {
-    [&a.to_ne_bytes()[..], &z[0].to_ne_bytes(), &z[1].to_ne_bytes(), s, &b.to_ne_bytes()].concat()
+    [
+        &a.to_ne_bytes()[..],
+        &z[0].to_ne_bytes(),
+        &z[1].to_ne_bytes(),
+        s,
+        &b.to_ne_bytes(),
+    ]
+    .concat()
 }
 
 #[test]
 fn records_round_trip_and_select_fields() {
-    let dtype = json!([["a", ">i2"], ["z", "<f4", [2]], ["inner", [["s", "|S2"], ["b", ">u4"]]]]);
+    let dtype = json!([
+        ["a", ">i2"],
+        ["z", "<f4", [2]],
+        ["inner", [["s", "|S2"], ["b", ">u4"]]]
+    ]);
     let fill = {
         // The fill value as stored: a = 1 (big endian), z = 0, s = "ok", b = 2 (big endian).
         use base64::Engine;
@@ -59,7 +80,11 @@ fn records_round_trip_and_select_fields() {
     };
     let a = array(json!({"shape": [6], "chunks": [4], "dtype": dtype, "fill_value": fill}));
     assert_eq!(a.item_size(), 16);
-    let written = [record(-3, [1.5, -2.0], b"hi", 70000), record(7, [0.25, 8.0], b"yo", 5)].concat();
+    let written = [
+        record(-3, [1.5, -2.0], b"hi", 70000),
+        record(7, [0.25, 8.0], b"yo", 5),
+    ]
+    .concat();
     a.write_region(&[3], &[2], &written).unwrap();
     let mut out = vec![0u8; 6 * 16];
     a.read_region(&[0], &[6], &mut out).unwrap();
@@ -69,11 +94,22 @@ fn records_round_trip_and_select_fields() {
 
     // Fields "inner" then "a", packed: 6 + 2 bytes per element.
     let mut picked = vec![0u8; 2 * 8];
-    a.read_fields(&[3], &[2], &["inner", "a"], &mut picked).unwrap();
-    assert_eq!(picked, [&written[10..16], &written[0..2], &written[26..32], &written[16..18]].concat());
+    a.read_fields(&[3], &[2], &["inner", "a"], &mut picked)
+        .unwrap();
+    assert_eq!(
+        picked,
+        [
+            &written[10..16],
+            &written[0..2],
+            &written[26..32],
+            &written[16..18]
+        ]
+        .concat()
+    );
 
     // Writing one field keeps the others.
-    a.write_fields(&[4], &[1], &["a"], &99i16.to_ne_bytes()).unwrap();
+    a.write_fields(&[4], &[1], &["a"], &99i16.to_ne_bytes())
+        .unwrap();
     let mut one = vec![0u8; 16];
     a.read_region(&[4], &[1], &mut one).unwrap();
     assert_eq!(one, record(99, [0.25, 8.0], b"yo", 5));

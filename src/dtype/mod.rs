@@ -11,7 +11,7 @@ mod time_unit;
 
 pub use byte_swap::ByteSwap;
 pub use fill_value::FillValue;
-pub use structured::{select_fields, Field};
+pub use structured::{select_fields, Field, FieldRanges};
 pub use time_unit::{TimeUnit, Unit};
 
 /// The kind of values an array holds.

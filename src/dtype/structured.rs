@@ -29,12 +29,12 @@ impl Field {
     }
 }
 
-/// The record type holding only the fields `names` of `fields`, packed in that order, and the
-/// `(offset in the full record, offset in the packed record, length)` of each.
-pub fn select_fields(
-    fields: &[Field],
-    names: &[&str],
-) -> Result<(DataType, Vec<(usize, usize, usize)>)> {
+/// `(offset in the full record, offset in the packed record, length)` of each selected field.
+pub type FieldRanges = Vec<(usize, usize, usize)>;
+
+/// The record type holding only the fields `names` of `fields`, packed in that order, and
+/// where each selected field lies in both records.
+pub fn select_fields(fields: &[Field], names: &[&str]) -> Result<(DataType, FieldRanges)> {
     if names.is_empty() {
         return Err(Error::InvalidArgument("no fields selected".into()));
     }
