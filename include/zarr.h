@@ -172,6 +172,13 @@ typedef int32_t zarr_open_mode;
 #define ZARR_DTYPE_STRUCTURED 11
 
 /**
+ * `|O`: variable-length values (text, byte strings or arrays, as `zarr_array_object_codec`
+ * says), read and written with `zarr_array_read_vlen` / `zarr_array_write_vlen`; the item
+ * size is 0.
+ */
+#define ZARR_DTYPE_OBJECT 12
+
+/**
  * Success.
  */
 #define ZARR_OK 0
@@ -782,6 +789,69 @@ zarr_status zarr_store_open(const char *location, zarr_open_mode mode, zarr_stor
  * `store` must be NULL or a handle from `zarr_store_open` that was not closed yet.
  */
 zarr_status zarr_store_close(zarr_store *store);
+
+/**
+ * The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
+ * `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
+ * `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type); `"null"` for other arrays.
+ * Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_array_object_codec(const zarr_array *array, char **out_json);
+
+/**
+ * The number of bytes the items of the box `start`/`count` of an object array take: the
+ * size of the data buffer `zarr_array_read_vlen` needs.
+ *
+ * # Safety
+ * `array` must be a live handle; `start`/`count` hold `ndim` entries; `out_bytes` writable.
+ */
+zarr_status zarr_array_vlen_size(const zarr_array *array,
+                                 size_t ndim,
+                                 const uint64_t *start,
+                                 const uint64_t *count,
+                                 size_t *out_bytes);
+
+/**
+ * Reads the items of the box `start`/`count` (n = product of `count` items, C order) of an
+ * object array: `offsets` (`noffsets` = n + 1 entries) receives where each item starts in
+ * `data` and, last, where the final one ends; `data` (`data_size` bytes, at least
+ * `zarr_array_vlen_size`) receives the items back to back: UTF-8 text, bytes, or array
+ * elements in native byte order (item i has (offsets[i+1] - offsets[i]) / itemsize elements).
+ * Text is not NUL-terminated. Never-written items read as the fill value.
+ *
+ * # Safety
+ * `array` must be a live handle; `start`/`count` hold `ndim` entries; `offsets` has
+ * `noffsets` writable entries and `data` `data_size` writable bytes.
+ */
+zarr_status zarr_array_read_vlen(const zarr_array *array,
+                                 size_t ndim,
+                                 const uint64_t *start,
+                                 const uint64_t *count,
+                                 int64_t *offsets,
+                                 size_t noffsets,
+                                 void *data,
+                                 size_t data_size);
+
+/**
+ * Writes the items of the box `start`/`count` of an object array from `offsets`
+ * (`noffsets` = n + 1 non-decreasing entries, item i being `data[offsets[i]..offsets[i+1]]`)
+ * and `data`: UTF-8 text (checked), bytes, or array elements in native byte order.
+ *
+ * # Safety
+ * `array` must be a live handle; `start`/`count` hold `ndim` entries; `offsets` has
+ * `noffsets` entries and `data` `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_vlen(zarr_array *array,
+                                  size_t ndim,
+                                  const uint64_t *start,
+                                  const uint64_t *count,
+                                  const int64_t *offsets,
+                                  size_t noffsets,
+                                  const void *data,
+                                  size_t data_size);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -179,6 +179,14 @@ fn for_each_row(dims: &[DimOffsets], mut row: impl FnMut(usize, usize)) {
     }
 }
 
+/// Calls `f(source offset, destination offset)` for every element named by `dims`, in C order.
+pub fn for_each_offset(dims: &[DimOffsets], mut f: impl FnMut(usize, usize)) {
+    let inner = inner(dims);
+    for_each_row(dims, |s, d| {
+        inner.iter().for_each(|&(si, di)| f(s + si, d + di))
+    });
+}
+
 /// The innermost dimension's offsets, or one element at 0 for a copy with no dimensions.
 fn inner(dims: &[DimOffsets]) -> &[(usize, usize)] {
     dims.last().map_or(&[(0, 0)], Vec::as_slice)

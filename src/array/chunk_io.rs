@@ -150,6 +150,31 @@ impl Array {
         fill_pattern(chunk, &self.fill_stored);
     }
 
+    /// Decodes stored chunk bytes whose decoded size is not known in advance (object arrays).
+    pub(super) fn decode_unsized(&self, raw: &[u8], key: &str) -> Result<Vec<u8>> {
+        match &self.compressor {
+            None => Ok(raw.to_vec()),
+            Some(codec) => Err(Error::Unsupported(format!(
+                "chunk {key:?}: object arrays with the {} compressor are not supported yet",
+                codec.id()
+            ))),
+        }
+    }
+
+    /// Compresses the encoded bytes of an object chunk and stores them under `key`.
+    pub(super) fn store_encoded(&self, key: &str, encoded: &[u8]) -> Result<()> {
+        match &self.compressor {
+            None => self.store.set(key, encoded),
+            Some(codec) => {
+                let mut compressed = Vec::new();
+                codec
+                    .encode_into(encoded, &mut compressed)
+                    .map_err(|e| e.context(format!("chunk {key:?}")))?;
+                self.store.set(key, &compressed)
+            }
+        }
+    }
+
     /// Encodes a decoded chunk and stores it under `key`; a chunk holding only the fill value
     /// is erased instead, unless the array is set to write empty chunks.
     pub(super) fn store_chunk(&self, key: &str, chunk: &[u8]) -> Result<()> {

@@ -1,6 +1,7 @@
 //! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
 
 use crate::codec::{self, Codec, CodecContext};
+use crate::dtype::{DataTypeKind, ObjectCodec};
 use crate::error::{Error, Result};
 use crate::hierarchy;
 use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
@@ -15,6 +16,7 @@ mod buffer;
 mod chunk_io;
 mod orthogonal_io;
 mod points_io;
+mod vlen_io;
 
 pub use orthogonal_io::box_selection;
 
@@ -39,6 +41,8 @@ pub struct Array {
     element: ElementCopy,
     /// Whether chunks holding only the fill value are stored (`true`) or erased (`false`).
     write_empty_chunks: AtomicBool,
+    /// The object codec of an object (`|O`) array.
+    object: Option<ObjectCodec>,
 }
 
 impl Array {
@@ -85,7 +89,23 @@ impl Array {
         path: String,
         metadata: ArrayMetadata,
     ) -> Result<Array> {
-        if let Some(filter) = metadata.filters.as_ref().and_then(|f| f.first()) {
+        let filters = metadata.filters.as_deref().unwrap_or_default();
+        let object = match filters.first().map(ObjectCodec::from_config).transpose()?.flatten() {
+            Some(_) if metadata.dtype.kind != DataTypeKind::Object => {
+                return Err(Error::InvalidMetadata(format!(
+                    "object codec {} on an array of {}",
+                    filters[0],
+                    metadata.dtype.typestr()
+                )))
+            }
+            None if metadata.dtype.kind == DataTypeKind::Object => {
+                return Err(Error::InvalidMetadata(
+                    "an object (|O) array needs an object codec (vlen-utf8, vlen-bytes, vlen-array) as its first filter".into(),
+                ))
+            }
+            codec => codec,
+        };
+        if let Some(filter) = filters.get(object.is_some() as usize) {
             return Err(Error::Unsupported(format!(
                 "filter {filter} (filters are not supported yet)"
             )));
@@ -126,6 +146,7 @@ impl Array {
             chunk_is_c_order,
             element: ElementCopy::whole(item_size, swap),
             write_empty_chunks: AtomicBool::new(false),
+            object,
         })
     }
 
@@ -172,6 +193,22 @@ impl Array {
                 .join(&sep)
         };
         path::join(&self.path, &name)
+    }
+
+    /// The object codec of an object (`|O`) array, `None` for fixed-size types.
+    pub fn object_codec(&self) -> Option<&ObjectCodec> {
+        self.object.as_ref()
+    }
+
+    /// Fails for object arrays, whose values have no fixed size (they have their own calls).
+    fn require_fixed_size(&self) -> Result<()> {
+        match self.object {
+            Some(_) => Err(Error::InvalidArgument(format!(
+                "array {:?} holds variable-length objects: read and write it with the vlen calls",
+                self.path
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Size of one element in bytes.

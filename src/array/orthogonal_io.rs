@@ -42,6 +42,31 @@ pub fn box_selection(
         .collect())
 }
 
+/// Per-dimension offsets of a task's elements, from the strides of the chunk and of the
+/// caller's buffer: `(chunk, buffer)` pairs when `chunk_first`, else `(buffer, chunk)`.
+pub(super) fn task_offsets(
+    task: &ChunkTask,
+    chunk_strides: &[usize],
+    buffer_strides: &[usize],
+    chunk_first: bool,
+) -> Vec<DimOffsets> {
+    task.parts
+        .iter()
+        .enumerate()
+        .map(|(d, part)| {
+            let mut offsets = Vec::new();
+            part.for_each(|pos, out| {
+                let (c, b) = (
+                    pos as usize * chunk_strides[d],
+                    out as usize * buffer_strides[d],
+                );
+                offsets.push(if chunk_first { (c, b) } else { (b, c) });
+            });
+            offsets
+        })
+        .collect()
+}
+
 impl Array {
     /// Reads the box `start`/`count` into `out` (dense C order, native byte order), whose size
     /// must be the box's element count times the item size. Missing chunks read as the fill value.
@@ -162,6 +187,7 @@ impl Array {
         out: &mut [u8],
         how: &ElementCopy,
     ) -> Result<()> {
+        self.require_fixed_size()?;
         let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
         let layout = BufferLayout::new(
             plan.out_shape(),
@@ -183,6 +209,7 @@ impl Array {
         how: &ElementCopy,
     ) -> Result<()> {
         self.store.check_writable(&self.path)?;
+        self.require_fixed_size()?;
         let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
         let layout = BufferLayout::new(
             plan.out_shape(),
@@ -206,7 +233,7 @@ impl Array {
         fill
     }
 
-    fn for_each_task(
+    pub(super) fn for_each_task(
         &self,
         plan: &OrthogonalPlan,
         work: impl Fn(&ChunkTask) -> Result<()> + Sync,
@@ -230,21 +257,7 @@ impl Array {
         buffer: &BufferLayout,
         chunk_first: bool,
     ) -> Vec<DimOffsets> {
-        task.parts
-            .iter()
-            .enumerate()
-            .map(|(d, part)| {
-                let mut offsets = Vec::new();
-                part.for_each(|pos, out| {
-                    let (c, b) = (
-                        pos as usize * self.chunk_strides[d],
-                        out as usize * buffer.strides[d],
-                    );
-                    offsets.push(if chunk_first { (c, b) } else { (b, c) });
-                });
-                offsets
-            })
-            .collect()
+        task_offsets(task, &self.chunk_strides, &buffer.strides, chunk_first)
     }
 
     /// Whether the task's chunk maps byte for byte onto one contiguous run of the buffer.

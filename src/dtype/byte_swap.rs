@@ -79,7 +79,9 @@ fn collect(dtype: &DataType, base: usize, out: &mut Vec<(usize, usize)>) {
         _ if !foreign => return,
         DataTypeKind::Complex => dtype.size / 2,
         DataTypeKind::Unicode => 4,
-        DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Bool => return,
+        DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Bool | DataTypeKind::Object => {
+            return
+        }
         _ => dtype.size,
     };
     if unit > 1 {

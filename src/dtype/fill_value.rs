@@ -3,7 +3,8 @@
 //! As zarr-python writes them: numbers (`"NaN"`, `"Infinity"`, `"-Infinity"` for floats,
 //! `[real, imag]` for complex values), booleans, base64 of the stored bytes for `S`, `V` and
 //! structured types, the text itself for `U`, the 64-bit count for datetimes and timedeltas
-//! (NaT is its minimum), or `null`.
+//! (NaT is its minimum), or `null`. An object array's fill value is kept as its JSON text: its
+//! object codec interprets it ([`super::ObjectCodec::fill_item`]).
 
 use super::{DataType, DataTypeKind};
 use crate::error::{Error, Result};
@@ -86,6 +87,7 @@ impl FillValue {
                 units.resize(dtype.size, 0);
                 units
             }
+            DataTypeKind::Object => value.to_string().into_bytes(),
             DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 let mut stored = match value {
                     // Some writers used 0 before base64 encoding was settled: all zero bytes.
@@ -140,6 +142,7 @@ impl FillValue {
                 let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
                 json!(BASE64.encode(&bytes[..end]))
             }
+            DataTypeKind::Object => serde_json::from_slice(bytes).unwrap_or(Value::Null),
             DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 let mut stored = bytes.clone();
                 dtype.byte_swap().apply(&mut stored);

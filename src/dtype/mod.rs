@@ -6,11 +6,13 @@ use serde_json::Value;
 
 mod byte_swap;
 mod fill_value;
+mod object;
 mod structured;
 mod time_unit;
 
 pub use byte_swap::ByteSwap;
 pub use fill_value::FillValue;
+pub use object::ObjectCodec;
 pub use structured::{select_fields, Field, FieldRanges};
 pub use time_unit::{TimeUnit, Unit};
 
@@ -39,6 +41,8 @@ pub enum DataTypeKind {
     TimeDelta(TimeUnit),
     /// A record of named fields, each of a data type and an optional sub-array shape.
     Structured(Vec<Field>),
+    /// `|O`: variable-length values, stored by the array's object codec (its first filter).
+    Object,
 }
 
 /// The byte order of stored values.
@@ -99,7 +103,14 @@ impl DataType {
         };
         let kind_char = chars.next().ok_or_else(invalid)?;
         if kind_char == 'O' {
-            return Err(Error::Unsupported(format!("object dtype {text:?}")));
+            return match chars.as_str() {
+                "" | "8" if order == ByteOrder::NotApplicable => Ok(DataType {
+                    kind: DataTypeKind::Object,
+                    size: 0,
+                    order,
+                }),
+                _ => Err(invalid()),
+            };
         }
         let rest = chars.as_str();
         let (size_text, unit) = match rest.split_once('[') {
@@ -177,6 +188,7 @@ impl DataType {
             DataTypeKind::DateTime(unit) => format!("{order}M8{}", unit.suffix()),
             DataTypeKind::TimeDelta(unit) => format!("{order}m8{}", unit.suffix()),
             DataTypeKind::Structured(fields) => structured::fields_to_json(fields).to_string(),
+            DataTypeKind::Object => "|O".to_string(),
         }
     }
 
@@ -230,7 +242,11 @@ mod tests {
         ] {
             assert!(DataType::parse_typestr(bad).is_err(), "{bad}");
         }
-        for unsupported in ["<i3", "<f16", "|O", "|S0", "<M4"] {
+        assert_eq!(
+            DataType::parse_typestr("|O").unwrap().kind,
+            DataTypeKind::Object
+        );
+        for unsupported in ["<i3", "<f16", "|S0", "<M4"] {
             assert!(
                 matches!(
                     DataType::parse_typestr(unsupported),

@@ -36,6 +36,10 @@ pub const ZARR_DTYPE_DATETIME: zarr_dtype_kind = 9;
 pub const ZARR_DTYPE_TIMEDELTA: zarr_dtype_kind = 10;
 /// A structured (record) type; see `zarr_array_field_count` and `zarr_array_field`.
 pub const ZARR_DTYPE_STRUCTURED: zarr_dtype_kind = 11;
+/// `|O`: variable-length values (text, byte strings or arrays, as `zarr_array_object_codec`
+/// says), read and written with `zarr_array_read_vlen` / `zarr_array_write_vlen`; the item
+/// size is 0.
+pub const ZARR_DTYPE_OBJECT: zarr_dtype_kind = 12;
 
 fn kind_code(dtype: &DataType) -> zarr_dtype_kind {
     match dtype.kind {
@@ -50,6 +54,7 @@ fn kind_code(dtype: &DataType) -> zarr_dtype_kind {
         DataTypeKind::DateTime(_) => ZARR_DTYPE_DATETIME,
         DataTypeKind::TimeDelta(_) => ZARR_DTYPE_TIMEDELTA,
         DataTypeKind::Structured(_) => ZARR_DTYPE_STRUCTURED,
+        DataTypeKind::Object => ZARR_DTYPE_OBJECT,
     }
 }
 

@@ -8,6 +8,7 @@ mod group;
 mod selection;
 mod status;
 mod store;
+mod vlen;
 
 pub use array::*;
 pub use dtype::*;
@@ -15,6 +16,7 @@ pub use group::*;
 pub use selection::*;
 pub use status::*;
 pub use store::*;
+pub use vlen::*;
 
 use std::ffi::{c_char, CString};
 

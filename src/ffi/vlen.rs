@@ -1,0 +1,124 @@
+//! Object arrays from C: variable-length text, byte strings or arrays in the Arrow-style layout
+//! (an `int64_t` offsets array of n + 1 entries and one data buffer), with no allocation per item.
+
+use super::array::{array_arg, check_ndim, zarr_array};
+use super::boundary::{give_string, out_arg, run, slice_arg, slice_out};
+use super::status::zarr_status;
+use crate::error::{Error, Result};
+use std::ffi::{c_char, c_void};
+
+/// The `start` and `count` arguments of a box.
+fn box_args<'a>(
+    array: &crate::Array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+) -> Result<(&'a [u64], &'a [u64])> {
+    check_ndim(array, ndim)?;
+    Ok((
+        slice_arg(start, ndim, "start")?,
+        slice_arg(count, ndim, "count")?,
+    ))
+}
+
+/// The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
+/// `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
+/// `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type); `"null"` for other arrays.
+/// Free with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_object_codec(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let config = array
+            .object_codec()
+            .map_or(serde_json::Value::Null, |c| c.config());
+        give_string(out_arg(out_json, "out_json")?, config.to_string())
+    })
+}
+
+/// The number of bytes the items of the box `start`/`count` of an object array take: the
+/// size of the data buffer `zarr_array_read_vlen` needs.
+///
+/// # Safety
+/// `array` must be a live handle; `start`/`count` hold `ndim` entries; `out_bytes` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_vlen_size(
+    array: *const zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    out_bytes: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let (start, count) = box_args(array, ndim, start, count)?;
+        let out = out_arg(out_bytes, "out_bytes")?;
+        let size = array.vlen_size(start, count)?;
+        *out =
+            usize::try_from(size).map_err(|_| Error::TooLarge(format!("{size} bytes of items")))?;
+        Ok(())
+    })
+}
+
+/// Reads the items of the box `start`/`count` (n = product of `count` items, C order) of an
+/// object array: `offsets` (`noffsets` = n + 1 entries) receives where each item starts in
+/// `data` and, last, where the final one ends; `data` (`data_size` bytes, at least
+/// `zarr_array_vlen_size`) receives the items back to back: UTF-8 text, bytes, or array
+/// elements in native byte order (item i has (offsets[i+1] - offsets[i]) / itemsize elements).
+/// Text is not NUL-terminated. Never-written items read as the fill value.
+///
+/// # Safety
+/// `array` must be a live handle; `start`/`count` hold `ndim` entries; `offsets` has
+/// `noffsets` writable entries and `data` `data_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_vlen(
+    array: *const zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    offsets: *mut i64,
+    noffsets: usize,
+    data: *mut c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let (start, count) = box_args(array, ndim, start, count)?;
+        let offsets = slice_out(offsets, noffsets, "offsets")?;
+        let data = slice_out(data.cast::<u8>(), data_size, "data")?;
+        array.read_vlen(start, count, offsets, data)
+    })
+}
+
+/// Writes the items of the box `start`/`count` of an object array from `offsets`
+/// (`noffsets` = n + 1 non-decreasing entries, item i being `data[offsets[i]..offsets[i+1]]`)
+/// and `data`: UTF-8 text (checked), bytes, or array elements in native byte order.
+///
+/// # Safety
+/// `array` must be a live handle; `start`/`count` hold `ndim` entries; `offsets` has
+/// `noffsets` entries and `data` `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_vlen(
+    array: *mut zarr_array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    offsets: *const i64,
+    noffsets: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let (start, count) = box_args(array, ndim, start, count)?;
+        let offsets = slice_arg(offsets, noffsets, "offsets")?;
+        let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
+        array.write_vlen(start, count, offsets, data)
+    })
+}
