@@ -126,7 +126,11 @@ impl Array {
                 return self.store.erase(&key);
             }
             let mut encoded = Vec::new();
-            codec.encode(chunk_items.iter().map(|i| &**i), &mut encoded)?;
+            codec.encode(
+                chunk_items.iter().map(|i| &**i),
+                &self.metadata.chunks,
+                &mut encoded,
+            )?;
             self.store_encoded(&key, &encoded)
         })
     }
@@ -160,11 +164,10 @@ impl Array {
 
     /// `(index in the chunk, index in the result)` of every element a task touches.
     fn element_pairs(&self, task: &ChunkTask, out_shape: &[u64]) -> Vec<(usize, usize)> {
-        let chunk_strides = dense_strides(
-            &self.metadata.chunks,
-            1,
-            self.metadata.order == crate::metadata::Order::F,
-        );
+        // The vlen codecs keep the chunk's memory order; json2 and msgpack2 nest in C order.
+        let fortran = self.metadata.order == crate::metadata::Order::F
+            && !self.object.as_ref().is_some_and(ObjectCodec::nests_items);
+        let chunk_strides = dense_strides(&self.metadata.chunks, 1, fortran);
         let dims = task_offsets(
             task,
             &chunk_strides,
@@ -182,9 +185,9 @@ impl Array {
         let n = self.chunk_elements();
         match self.store.get(&key)? {
             Some(raw) => {
-                let encoded = self.decode_unsized(&raw, &key)?;
-                let items = codec
-                    .items(&encoded, n)
+                let decoded = self.decode_unsized(&raw, &key)?;
+                let (encoded, items) = codec
+                    .decode(decoded, &self.metadata.chunks)
                     .map_err(|e| e.context(format!("chunk {key:?}")))?;
                 Ok(ChunkItems { encoded, items })
             }
@@ -241,12 +244,12 @@ fn caller_items<'a>(
                 )));
             }
             let item = &data[a as usize..b as usize];
-            if *codec == ObjectCodec::Utf8 && std::str::from_utf8(item).is_err() {
+            if codec.holds_text() && std::str::from_utf8(item).is_err() {
                 return Err(Error::InvalidArgument(format!(
                     "item {i} is not valid UTF-8"
                 )));
             }
-            if item.len() % codec.element_size() != 0 {
+            if !item.len().is_multiple_of(codec.element_size()) {
                 return Err(Error::InvalidArgument(format!(
                     "item {i} has {} bytes, not whole {}-byte elements",
                     item.len(),

@@ -19,6 +19,19 @@ use serde_json::{json, Value};
 pub struct FillValue(pub Option<Vec<u8>>);
 
 impl FillValue {
+    /// The fill value an array gets when its creator names none: zero of its type (`0`,
+    /// `false`, the empty string, all-zero bytes), `""` for object arrays.
+    pub fn default_json(dtype: &DataType) -> Value {
+        match dtype.kind {
+            DataTypeKind::Bool => json!(false),
+            DataTypeKind::Unicode | DataTypeKind::Bytes | DataTypeKind::Object => json!(""),
+            DataTypeKind::Raw | DataTypeKind::Structured(_) => {
+                json!(BASE64.encode(vec![0; dtype.size]))
+            }
+            _ => json!(0),
+        }
+    }
+
     /// Parses the JSON `fill_value` for `dtype` (see the module documentation).
     pub fn parse(value: &Value, dtype: &DataType) -> Result<FillValue> {
         if value.is_null() {

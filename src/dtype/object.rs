@@ -1,9 +1,12 @@
 //! Object arrays (`|O`): variable-length values whose stored form is set by the object codec,
-//! the first filter of the array (numcodecs `vlen-utf8`, `vlen-bytes`, `vlen-array`).
+//! the first filter of the array (numcodecs `vlen-utf8`, `vlen-bytes`, `vlen-array`, and
+//! `json2` / `msgpack2` holding strings).
 //!
-//! All three frame a chunk the same way: a little-endian `u32` item count, then per item a
-//! little-endian `u32` byte length and the bytes. Decoding yields byte ranges into the
-//! encoded chunk, so no item is allocated on its own.
+//! The vlen codecs frame a chunk the same way: a little-endian `u32` item count, then per item
+//! a little-endian `u32` byte length and the bytes; decoding yields byte ranges into the
+//! encoded chunk, so no item is allocated on its own. `json2` and `msgpack2` store a list of
+//! the items nested to the chunk's shape (C order), then the dtype string and the shape;
+//! their strings are gathered into one buffer.
 
 use super::{ByteSwap, DataType};
 use crate::error::{Error, Result};
@@ -21,6 +24,10 @@ pub enum ObjectCodec {
     Bytes,
     /// `vlen-array`: 1-d arrays of a fixed-size type.
     Array(DataType),
+    /// `json2` holding strings; its configuration as given.
+    Json(Value),
+    /// `msgpack2` holding strings; its configuration as given.
+    MsgPack(Value),
 }
 
 impl ObjectCodec {
@@ -45,9 +52,9 @@ impl ObjectCodec {
                 }
                 ObjectCodec::Array(dtype)
             }
-            Some(id @ ("json2" | "msgpack2" | "pickle")) => {
-                return Err(Error::Unsupported(format!("object codec {id:?}")))
-            }
+            Some("json2") => ObjectCodec::Json(config.clone()),
+            Some("msgpack2") => ObjectCodec::MsgPack(config.clone()),
+            Some(id @ "pickle") => return Err(Error::Unsupported(format!("object codec {id:?}"))),
             _ => return Ok(None),
         };
         Ok(Some(codec))
@@ -59,7 +66,22 @@ impl ObjectCodec {
             ObjectCodec::Utf8 => json!({"id": "vlen-utf8"}),
             ObjectCodec::Bytes => json!({"id": "vlen-bytes"}),
             ObjectCodec::Array(dtype) => json!({"id": "vlen-array", "dtype": dtype.to_json()}),
+            ObjectCodec::Json(config) | ObjectCodec::MsgPack(config) => config.clone(),
         }
+    }
+
+    /// Whether chunks nest items in lists of the chunk's shape, in C order (`json2`,
+    /// `msgpack2`), rather than framing them in the chunk's memory order.
+    pub fn nests_items(&self) -> bool {
+        matches!(self, ObjectCodec::Json(_) | ObjectCodec::MsgPack(_))
+    }
+
+    /// Whether items are text (and must be valid UTF-8).
+    pub fn holds_text(&self) -> bool {
+        matches!(
+            self,
+            ObjectCodec::Utf8 | ObjectCodec::Json(_) | ObjectCodec::MsgPack(_)
+        )
     }
 
     /// Bytes of one element of an item (1 for text and bytes).
@@ -78,9 +100,68 @@ impl ObjectCodec {
         }
     }
 
-    /// The byte ranges of the `expected` items of an encoded chunk.
-    pub fn items(&self, encoded: &[u8], expected: usize) -> Result<Vec<Range<usize>>> {
-        let corrupt = |why: String| Error::CorruptChunk(format!("{}: {why}", self.id()));
+    /// Decodes a chunk holding `shape`'s items (C order): a buffer and each item's byte range
+    /// in it (for the vlen codecs, the encoded bytes themselves).
+    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64]) -> Result<(Vec<u8>, Vec<Range<usize>>)> {
+        let expected = shape.iter().product::<u64>() as usize;
+        match self {
+            ObjectCodec::Json(_) => {
+                let value: Value =
+                    serde_json::from_slice(&encoded).map_err(|e| self.corrupt(e.to_string()))?;
+                self.gather(
+                    as_items(&value, |v| v.as_array().map(Vec::as_slice)),
+                    shape,
+                    |v| v.as_str(),
+                )
+            }
+            ObjectCodec::MsgPack(_) => {
+                let value = rmpv::decode::read_value(&mut encoded.as_slice())
+                    .map_err(|e| self.corrupt(e.to_string()))?;
+                self.gather(
+                    as_items(&value, |v| v.as_array().map(Vec::as_slice)),
+                    shape,
+                    |v| v.as_str(),
+                )
+            }
+            _ => {
+                let items = self.vlen_items(&encoded, expected)?;
+                Ok((encoded, items))
+            }
+        }
+    }
+
+    /// Flattens the nested item list of a `json2`/`msgpack2` chunk into one text buffer.
+    fn gather<V>(
+        &self,
+        parts: Option<(&[V], &[V])>,
+        shape: &[u64],
+        text: impl Fn(&V) -> Option<&str>,
+    ) -> Result<(Vec<u8>, Vec<Range<usize>>)>
+    where
+        V: Nested,
+    {
+        let (items, _tail) =
+            parts.ok_or_else(|| self.corrupt("not a list ending in a dtype and a shape".into()))?;
+        let mut buffer = Vec::new();
+        let mut ranges = Vec::new();
+        flatten(items, shape, &mut |v| {
+            let s = text(v).ok_or_else(|| {
+                Error::Unsupported(format!("{}: items that are not strings", self.id()))
+            })?;
+            ranges.push(buffer.len()..buffer.len() + s.len());
+            buffer.extend_from_slice(s.as_bytes());
+            Ok(())
+        })
+        .map_err(|e| match e {
+            Error::CorruptChunk(m) => self.corrupt(m),
+            other => other,
+        })?;
+        Ok((buffer, ranges))
+    }
+
+    /// The byte ranges of the `expected` items of a vlen-framed chunk.
+    fn vlen_items(&self, encoded: &[u8], expected: usize) -> Result<Vec<Range<usize>>> {
+        let corrupt = |why: String| self.corrupt(why);
         let read_u32 = |at: usize| -> Result<usize> {
             let bytes = encoded
                 .get(at..at + 4)
@@ -107,7 +188,7 @@ impl ObjectCodec {
                         encoded.len()
                     ))
                 })?;
-            if len % self.element_size() != 0 {
+            if !len.is_multiple_of(self.element_size()) {
                 return Err(corrupt(format!(
                     "item {i} of {len} bytes is not whole elements"
                 )));
@@ -118,24 +199,57 @@ impl ObjectCodec {
         Ok(items)
     }
 
-    /// Encodes items into `out`, replacing its contents.
+    /// Encodes the items of a chunk of `shape` (C order) into `out`, replacing its contents.
     pub fn encode<'a>(
         &self,
         items: impl ExactSizeIterator<Item = &'a [u8]>,
+        shape: &[u64],
         out: &mut Vec<u8>,
     ) -> Result<()> {
         out.clear();
-        let count = u32::try_from(items.len())
-            .map_err(|_| Error::TooLarge(format!("{}: too many items", self.id())))?;
-        out.extend_from_slice(&count.to_le_bytes());
-        for item in items {
-            let len = u32::try_from(item.len()).map_err(|_| {
-                Error::TooLarge(format!("{}: an item of {} bytes", self.id(), item.len()))
-            })?;
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(item);
+        match self {
+            ObjectCodec::Json(_) => {
+                let texts: Vec<Value> = items
+                    .map(|i| Value::String(String::from_utf8_lossy(i).into_owned()))
+                    .collect();
+                let mut list = match nest(texts, shape) {
+                    Value::Array(list) => list,
+                    single => vec![single],
+                };
+                list.push(json!("|O"));
+                list.push(json!(shape));
+                write_ascii_json(&Value::Array(list), out);
+                Ok(())
+            }
+            ObjectCodec::MsgPack(_) => {
+                let texts: Vec<rmpv::Value> = items
+                    .map(|i| rmpv::Value::from(String::from_utf8_lossy(i).into_owned()))
+                    .collect();
+                let mut list = match nest(texts, shape) {
+                    rmpv::Value::Array(list) => list,
+                    single => vec![single],
+                };
+                list.push(rmpv::Value::from("|O"));
+                list.push(rmpv::Value::Array(
+                    shape.iter().map(|&n| rmpv::Value::from(n)).collect(),
+                ));
+                rmpv::encode::write_value(out, &rmpv::Value::Array(list))
+                    .map_err(|e| Error::Internal(format!("msgpack2: {e}")))
+            }
+            _ => {
+                let count = u32::try_from(items.len())
+                    .map_err(|_| Error::TooLarge(format!("{}: too many items", self.id())))?;
+                out.extend_from_slice(&count.to_le_bytes());
+                for item in items {
+                    let len = u32::try_from(item.len()).map_err(|_| {
+                        Error::TooLarge(format!("{}: an item of {} bytes", self.id(), item.len()))
+                    })?;
+                    out.extend_from_slice(&len.to_le_bytes());
+                    out.extend_from_slice(item);
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// The stored item that stands for never-written elements, from the `.zarray`
@@ -147,9 +261,10 @@ impl ObjectCodec {
             || Error::InvalidMetadata(format!("fill_value {fill} does not suit {}", self.id()));
         Ok(match (self, fill) {
             (_, Value::Null) => Vec::new(),
-            (ObjectCodec::Utf8, Value::String(text)) => text.as_bytes().to_vec(),
-            (ObjectCodec::Utf8, Value::Number(n)) => n.to_string().into_bytes(),
+            (_, Value::String(text)) if text.is_empty() => Vec::new(),
             (ObjectCodec::Bytes, Value::String(text)) => BASE64.decode(text).map_err(|_| bad())?,
+            (_, Value::String(text)) if self.holds_text() => text.as_bytes().to_vec(),
+            (_, Value::Number(n)) if self.holds_text() => n.to_string().into_bytes(),
             (ObjectCodec::Array(dtype), value @ Value::Number(_)) => {
                 let mut element = super::FillValue::parse(value, dtype)?.bytes_or_zero(dtype.size);
                 dtype.byte_swap().apply(&mut element);
@@ -164,6 +279,87 @@ impl ObjectCodec {
             ObjectCodec::Utf8 => "vlen-utf8",
             ObjectCodec::Bytes => "vlen-bytes",
             ObjectCodec::Array(_) => "vlen-array",
+            ObjectCodec::Json(_) => "json2",
+            ObjectCodec::MsgPack(_) => "msgpack2",
+        }
+    }
+
+    fn corrupt(&self, why: String) -> Error {
+        Error::CorruptChunk(format!("{}: {why}", self.id()))
+    }
+}
+
+/// JSON and msgpack values seen as possibly nested lists.
+trait Nested: Sized {
+    fn list(&self) -> Option<&[Self]>;
+}
+
+impl Nested for Value {
+    fn list(&self) -> Option<&[Value]> {
+        self.as_array().map(Vec::as_slice)
+    }
+}
+
+impl Nested for rmpv::Value {
+    fn list(&self) -> Option<&[rmpv::Value]> {
+        self.as_array().map(Vec::as_slice)
+    }
+}
+
+/// Splits `[items..., dtype, shape]` into the items and the two trailing entries.
+fn as_items<V>(value: &V, list: impl Fn(&V) -> Option<&[V]>) -> Option<(&[V], &[V])> {
+    let all = list(value)?;
+    (all.len() >= 2).then(|| all.split_at(all.len() - 2))
+}
+
+/// Visits the items of a list nested to `shape`, in C order, checking every extent.
+fn flatten<V: Nested>(
+    items: &[V],
+    shape: &[u64],
+    visit: &mut impl FnMut(&V) -> Result<()>,
+) -> Result<()> {
+    let (&n, rest) = shape.split_first().unwrap_or((&1, &[]));
+    if items.len() as u64 != n {
+        return Err(Error::CorruptChunk(format!(
+            "a list of {} items where the shape says {n}",
+            items.len()
+        )));
+    }
+    for item in items {
+        if rest.is_empty() {
+            visit(item)?;
+        } else {
+            let inner = item
+                .list()
+                .ok_or_else(|| Error::CorruptChunk("a nested list is missing".into()))?;
+            flatten(inner, rest, visit)?;
+        }
+    }
+    Ok(())
+}
+
+/// Nests items given in C order into lists of `shape` (a 0-d shape keeps the one item).
+fn nest<V: From<Vec<V>>>(items: Vec<V>, shape: &[u64]) -> V {
+    fn build<V: From<Vec<V>>>(items: &mut std::vec::IntoIter<V>, shape: &[u64]) -> V {
+        match shape.split_first() {
+            None => items.next().expect("as many items as the shape holds"),
+            Some((&n, rest)) => V::from((0..n).map(|_| build(items, rest)).collect::<Vec<V>>()),
+        }
+    }
+    let shape: &[u64] = if shape.is_empty() { &[1] } else { shape };
+    build(&mut items.into_iter(), shape)
+}
+
+/// Writes JSON as Python's `json.dumps(..., ensure_ascii=True, separators=(',', ':'))` does.
+fn write_ascii_json(value: &Value, out: &mut Vec<u8>) {
+    for c in value.to_string().chars() {
+        if c.is_ascii() {
+            out.push(c as u8);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.extend_from_slice(format!("\\u{unit:04x}").as_bytes());
+            }
         }
     }
 }
@@ -179,33 +375,91 @@ mod tests {
     #[test]
     fn frames_items_like_numcodecs() {
         let codec = ObjectCodec::Utf8;
-        let items = codec.items(NUMCODECS_UTF8, 3).unwrap();
-        let texts: Vec<&[u8]> = items.iter().map(|r| &NUMCODECS_UTF8[r.clone()]).collect();
+        let (buffer, items) = codec.decode(NUMCODECS_UTF8.to_vec(), &[3]).unwrap();
+        let texts: Vec<&[u8]> = items.iter().map(|r| &buffer[r.clone()]).collect();
         assert_eq!(texts, vec!["héllo".as_bytes(), b"", b"0"]);
         let mut out = Vec::new();
-        codec.encode(texts.into_iter(), &mut out).unwrap();
+        codec.encode(texts.into_iter(), &[3], &mut out).unwrap();
         assert_eq!(out, NUMCODECS_UTF8);
+    }
+
+    /// numcodecs.JSON() and numcodecs.MsgPack() encoding np.array(["héllo", "", "x"], dtype=object)
+    /// (numcodecs 0.16.6 with msgpack).
+    #[test]
+    fn frames_strings_like_numcodecs_json_and_msgpack() {
+        let json_codec = ObjectCodec::from_config(&json!({"id": "json2"}))
+            .unwrap()
+            .unwrap();
+        let msgpack = ObjectCodec::from_config(&json!({"id": "msgpack2"}))
+            .unwrap()
+            .unwrap();
+        let json_bytes = br#"["h\u00e9llo","","x","|O",[3]]"#.to_vec();
+        let msgpack_bytes: Vec<u8> = (0..16)
+            .map(|i| {
+                u8::from_str_radix(&"95a668c3a96c6c6fa0a178a27c4f9103"[2 * i..2 * i + 2], 16)
+                    .unwrap()
+            })
+            .collect();
+        for (codec, bytes) in [(json_codec, json_bytes), (msgpack, msgpack_bytes)] {
+            let (buffer, items) = codec.decode(bytes.clone(), &[3]).unwrap();
+            let texts: Vec<&[u8]> = items.iter().map(|r| &buffer[r.clone()]).collect();
+            assert_eq!(texts, vec!["héllo".as_bytes(), b"", b"x"]);
+            let mut out = Vec::new();
+            codec.encode(texts.into_iter(), &[3], &mut out).unwrap();
+            assert_eq!(out, bytes);
+            assert!(codec.decode(bytes, &[4]).is_err());
+        }
+        let nested = br#"[["a","b"],["c","d"],"|O",[2,2]]"#.to_vec();
+        let codec = ObjectCodec::from_config(&json!({"id": "json2"}))
+            .unwrap()
+            .unwrap();
+        let (buffer, items) = codec.decode(nested.clone(), &[2, 2]).unwrap();
+        assert_eq!(
+            items.iter().map(|r| &buffer[r.clone()]).collect::<Vec<_>>(),
+            vec![b"a", b"b", b"c", b"d"]
+        );
+        let mut out = Vec::new();
+        codec
+            .encode(items.iter().map(|r| &buffer[r.clone()]), &[2, 2], &mut out)
+            .unwrap();
+        assert_eq!(out, nested);
+        assert!(matches!(
+            codec.decode(br#"[1,2,"|O",[2]]"#.to_vec(), &[2]),
+            Err(Error::Unsupported(_))
+        ));
     }
 
     #[test]
     fn refuses_corrupt_chunks() {
         let codec = ObjectCodec::Utf8;
-        assert!(codec.items(NUMCODECS_UTF8, 4).is_err());
+        assert!(codec.decode(NUMCODECS_UTF8.to_vec(), &[4]).is_err());
         for cut in 0..NUMCODECS_UTF8.len() {
-            assert!(
-                matches!(
-                    codec.items(&NUMCODECS_UTF8[..cut], 3),
-                    Err(Error::CorruptChunk(_))
-                ),
-                "{cut}"
-            );
+            let err = codec
+                .decode(NUMCODECS_UTF8[..cut].to_vec(), &[3])
+                .unwrap_err();
+            assert!(matches!(err, Error::CorruptChunk(_)), "{cut}");
         }
         let huge = [3u8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
-        assert!(codec.items(&huge, 3).is_err());
+        assert!(codec.decode(huge.to_vec(), &[3]).is_err());
         let array = ObjectCodec::Array(DataType::parse_typestr("<i4").unwrap());
         assert!(array
-            .items(b"\x01\x00\x00\x00\x03\x00\x00\x00abc", 1)
+            .decode(b"\x01\x00\x00\x00\x03\x00\x00\x00abc".to_vec(), &[1])
             .is_err());
+        let json_codec = ObjectCodec::from_config(&json!({"id": "json2"}))
+            .unwrap()
+            .unwrap();
+        for bad in [
+            &br#"{"a":1}"#[..],
+            b"[",
+            br#"["a"]"#,
+            br#"[["a"],"|O",[2]]"#,
+        ] {
+            assert!(
+                json_codec.decode(bad.to_vec(), &[2]).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]
@@ -221,7 +475,7 @@ mod tests {
         assert!(ObjectCodec::from_config(&json!({"id": "zlib"}))
             .unwrap()
             .is_none());
-        assert!(ObjectCodec::from_config(&json!({"id": "json2"})).is_err());
+        assert!(ObjectCodec::from_config(&json!({"id": "pickle"})).is_err());
         assert!(ObjectCodec::from_config(&json!({"id": "vlen-array"})).is_err());
         assert!(ObjectCodec::Bytes.fill_item(&json!(1.5)).is_err());
     }

@@ -91,6 +91,11 @@ pub(super) fn parse_fields(list: &[Value]) -> Result<DataType> {
             return Err(invalid(format!("field name {name:?} appears twice")));
         }
         let dtype = DataType::parse(&parts[1]).map_err(|e| e.context(format!("field {name:?}")))?;
+        if dtype.kind == DataTypeKind::Object {
+            return Err(Error::Unsupported(format!(
+                "structured dtype: object field {name:?}"
+            )));
+        }
         let shape = match parts.get(2) {
             None => Vec::new(),
             Some(Value::Array(dims)) => dims
@@ -195,6 +200,8 @@ mod tests {
             json!([["x", "<f4", [0]]]),
             json!([["x", "<f4", 2]]),
             json!([["x", "<q4"]]),
+            json!([["o", "|O"]]),
+            json!([["i", "<i4"], ["o", "|O"]]),
             json!(["x"]),
         ] {
             assert!(DataType::parse(&bad).is_err(), "{bad}");

@@ -61,8 +61,8 @@ impl ArrayMetadata {
     }
 
     /// Parses the document a caller gives to create an array: `shape`, `chunks` and `dtype`
-    /// are required; the rest default to zarr_format 2, no compressor, fill value 0, order C,
-    /// no filters and separator `"."`.
+    /// are required; the rest default to zarr_format 2, no compressor, a zero fill value
+    /// ([`FillValue::default_json`]), order C, no filters and separator `"."`.
     pub fn parse_for_create(doc: &Value) -> Result<ArrayMetadata> {
         Self::parse_with(doc, true).map_err(|e| e.context("array metadata"))
     }
@@ -107,7 +107,10 @@ impl ArrayMetadata {
                 )))
             }
         };
-        let fill_value = FillValue::parse(&field("fill_value", json!(0))?, &dtype)?;
+        let fill_value = FillValue::parse(
+            &field("fill_value", FillValue::default_json(&dtype))?,
+            &dtype,
+        )?;
         let order_value = field("order", json!("C"))?;
         let order = match order_value.as_str() {
             Some("C") => Order::C,

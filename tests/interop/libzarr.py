@@ -19,10 +19,13 @@ LIB_PATH = os.environ.get("LIBZARR_PATH", str(REPO / "target" / "release" / "lib
 
 MODE_READ, MODE_WRITE = 0, 1
 ORDER_C, ORDER_F = 0, 1
-DTYPE_KINDS = {1: "b", 2: "i", 3: "u", 4: "f", 5: "c"}
+DTYPE_KINDS = {1: "b", 2: "i", 3: "u", 4: "f", 5: "c", 6: "S", 7: "U", 8: "V", 9: "M", 10: "m", 11: "V"}  # numpy's
+DTYPE_BOOL, DTYPE_INT, DTYPE_UINT, DTYPE_FLOAT, DTYPE_COMPLEX = 1, 2, 3, 4, 5  # ZARR_DTYPE_*: kind_code
+DTYPE_BYTES, DTYPE_UNICODE, DTYPE_RAW, DTYPE_DATETIME, DTYPE_TIMEDELTA, DTYPE_STRUCTURED = 6, 7, 8, 9, 10, 11
 
 _h, _st, _sz, _u64p = C.c_void_p, C.c_int32, C.c_size_t, C.POINTER(C.c_uint64)
 _out_h, _out_s = C.POINTER(C.c_void_p), C.POINTER(C.c_void_p)  # handle**, char**
+_szp, _names = C.POINTER(C.c_size_t), C.POINTER(C.c_char_p)  # size_t*, const char *const * (field names)
 _SIGNATURES = {
     "zarr_store_open": [C.c_char_p, C.c_int32, _out_h],
     "zarr_store_close": [_h],
@@ -59,6 +62,14 @@ _SIGNATURES = {
     "zarr_num_threads": [C.POINTER(C.c_size_t)],
     "zarr_array_set_write_empty_chunks": [_h, C.c_bool],
     "zarr_array_write_empty_chunks": [_h, C.POINTER(C.c_bool)],
+    "zarr_array_time_unit": [_h, C.POINTER(C.c_char_p), _u64p],  # the unit name is static: not freed
+    "zarr_array_field_count": [_h, _szp],
+    "zarr_array_field": [_h, _sz, _out_s, _out_s, _szp, _szp, _szp],
+    "zarr_array_fields_json": [_h, _out_s],
+    "zarr_array_read_fields": [_h, _sz, _u64p, _u64p, _names, _sz, C.c_void_p, _sz],
+    "zarr_array_write_fields": [_h, _sz, _u64p, _u64p, _names, _sz, C.c_void_p, _sz],
+    "zarr_utf32_to_utf8": [C.c_void_p, _sz, C.c_void_p, _sz, _szp],
+    "zarr_utf8_to_utf32": [C.c_void_p, _sz, C.c_void_p, _sz],
 }
 
 
@@ -100,13 +111,45 @@ def _call(name, *args):
                            l.zarr_last_error().decode("utf-8", "replace"), name)
 
 
-def _string(name, handle):
+def _string(name, handle, *args):
     p = C.c_void_p()
-    _call(name, handle, C.byref(p))
+    _call(name, handle, *args, C.byref(p))
+    return _take_string(p)
+
+
+def _take_string(p):
+    """Copies a char* that libzarr handed over, then frees it."""
     try:
         return C.string_at(p.value).decode("utf-8")
     finally:
         lib().zarr_string_free(p)
+
+
+def dtype_from_json(descr):
+    """numpy dtype of a .zarray "dtype": a type string, or the list-of-lists form of a structured type
+    ([name, type] or [name, type, shape], types nested the same way), as zarr-python 2 decodes it."""
+    if isinstance(descr, str):
+        return np.dtype(descr)
+
+    def field(f):
+        name, typ, *shape = f
+        typ = dtype_from_json(typ) if isinstance(typ, list) else typ
+        return (name, typ, tuple(shape[0])) if shape else (name, typ)
+    return np.dtype([field(f) for f in descr])
+
+
+def dtype_to_json(dtype):
+    """The .zarray "dtype" of a numpy dtype: its str, or for a structured type the descr as nested lists
+    (sub-array shapes as lists), as zarr-python 2 encodes it."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is None:
+        return dtype.str
+
+    def field(f):
+        name, typ, *shape = f
+        typ = [field(g) for g in typ] if isinstance(typ, list) else typ
+        return [name, typ, list(shape[0])] if shape else [name, typ]
+    return [field(f) for f in dtype.descr]
 
 
 def version():
@@ -246,13 +289,96 @@ class Array(_Handle, _Attrs):
         return DTYPE_KINDS.get(k.value, k.value), s.value
 
     @property
+    def kind_code(self):
+        """The ZARR_DTYPE_* code (tells raw |V<n> from structured, which numpy both calls kind 'V')."""
+        k, s = C.c_int32(), C.c_size_t()
+        _call("zarr_array_dtype", self.handle, C.byref(k), C.byref(s))
+        return k.value
+
+    @property
     def dtype_string(self):
+        """The type string as stored (for a structured type: its JSON list of fields, as text)."""
         return _string("zarr_array_dtype_string", self.handle)
 
     @property
+    def stored_dtype(self):
+        """numpy dtype as stored (byte orders as in the metadata)."""
+        s = self.dtype_string
+        return dtype_from_json(json.loads(s) if s.startswith("[") else s)
+
+    @property
     def dtype(self):
-        """numpy dtype of the buffers exchanged with the library (native byte order)."""
-        return np.dtype(self.dtype_string).newbyteorder("=")
+        """numpy dtype of the buffers exchanged with the library (native byte order, fields included)."""
+        return self.stored_dtype.newbyteorder("=")
+
+    @property
+    def time_unit(self):
+        """(unit name, multiple) of a datetime64/timedelta64 array: "<M8[10s]" gives ("s", 10)."""
+        unit, mult = C.c_char_p(), C.c_uint64()
+        _call("zarr_array_time_unit", self.handle, C.byref(unit), C.byref(mult))
+        return unit.value.decode(), mult.value
+
+    @property
+    def field_count(self):
+        n = C.c_size_t()
+        _call("zarr_array_field_count", self.handle, C.byref(n))
+        return n.value
+
+    def field(self, index):
+        """zarr_array_field: {"name", "dtype" (type string; a nested record's JSON list), "offset", "size",
+        "ndim"}."""
+        name, typ, offset, size, ndim = C.c_void_p(), C.c_void_p(), C.c_size_t(), C.c_size_t(), C.c_size_t()
+        _call("zarr_array_field", self.handle, int(index), C.byref(name), C.byref(typ), C.byref(offset),
+              C.byref(size), C.byref(ndim))
+        return {"name": _take_string(name), "dtype": _take_string(typ), "offset": offset.value,
+                "size": size.value, "ndim": ndim.value}
+
+    @property
+    def fields(self):
+        """zarr_array_fields_json: [{"name", "dtype", "offset", "itemsize", "shape"(, "fields")}, ...]."""
+        return json.loads(_string("zarr_array_fields_json", self.handle))
+
+    def fields_dtype(self, names):
+        """numpy dtype of the packed records read_fields/write_fields exchange (native byte order)."""
+        dt = self.dtype
+        return np.dtype([(n, dt.fields[n][0]) for n in names]) if all(n in (dt.names or ()) for n in names) \
+            else None
+
+    @staticmethod
+    def _names(names):
+        encoded = [_enc(n) for n in names]
+        return (C.c_char_p * max(len(encoded), 1))(*encoded), len(encoded)
+
+    def read_fields(self, names, start=None, count=None, dtype=None):
+        """The fields `names` (in that order) of the records in the box, packed, native byte order: like
+        zarr-python 2's get_basic_selection(box, fields=names). `dtype` overrides the result's dtype (to
+        pass buffers of another size)."""
+        start, count = self._region(start, count)
+        dt = dtype if dtype is not None else self.fields_dtype(names)
+        if dt is None:  # unknown names: let the library report it, with a buffer for nothing
+            dt = np.dtype("V1")
+        out = np.empty(count, dt)
+        arr, n = self._names(names)
+        _call("zarr_array_read_fields", self.handle, len(count), _u64(start), _u64(count), arr, n,
+              _data_ptr(out), out.nbytes)
+        return out
+
+    def write_fields(self, names, data, start=None):
+        """Writes the fields `names` of the records in the box at `start` (of data's shape) from `data`: a
+        structured array holding those fields (converted by name to the packed native-order record), or raw
+        packed records of any numpy dtype (passed as they are). The other fields keep their values."""
+        data = np.asarray(data)
+        dt = self.fields_dtype(names)
+        if dt is not None and data.dtype.names is not None and data.dtype != dt:
+            packed = np.empty(data.shape, dt)
+            for n in names:
+                packed[n] = data[n]
+            data = packed
+        data = np.ascontiguousarray(data)
+        start = tuple(start) if start is not None else (0,) * data.ndim
+        arr, n = self._names(names)
+        _call("zarr_array_write_fields", self.handle, data.ndim, _u64(start), _u64(data.shape), arr, n,
+              _data_ptr(data), data.nbytes)
 
     @property
     def fill_value(self):
@@ -419,6 +545,26 @@ class Array(_Handle, _Attrs):
     def set_write_empty_chunks(self, flag):
         """Whether writes through this handle store chunks holding only the fill value (default False)."""
         _call("zarr_array_set_write_empty_chunks", self.handle, bool(flag))
+
+
+def utf32_to_utf8(units, out_size=None):
+    """zarr_utf32_to_utf8: UTF-32 code units (native byte order; a str is converted first) -> UTF-8 bytes.
+    `out_size` is the output buffer's size (default 4 units per character, always enough)."""
+    units = np.ascontiguousarray(np.frombuffer(units.encode("utf-32-le" if np.little_endian else "utf-32-be"),
+                                               np.uint32) if isinstance(units, str) else units, np.uint32)
+    size = 4 * units.size if out_size is None else out_size
+    out, n = (C.c_char * max(size, 1))(), C.c_size_t()
+    _call("zarr_utf32_to_utf8", _data_ptr(units), units.size, out, size, C.byref(n))
+    return out.raw[:n.value]
+
+
+def utf8_to_utf32(text, nchars):
+    """zarr_utf8_to_utf32: UTF-8 (bytes, or a str encoded first) -> `nchars` uint32 code units, zero-padded."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    out = np.full(nchars, 0xDEADBEEF, np.uint32)  # the library must zero what the text leaves unused
+    buf = C.create_string_buffer(data, max(len(data), 1))
+    _call("zarr_utf8_to_utf32", buf, len(data), _data_ptr(out), nchars)
+    return out
 
 
 def _data_ptr(a):

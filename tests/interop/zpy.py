@@ -68,3 +68,65 @@ def open_for_writing(path, write_empty_chunks):
         z = zarr.open_array(str(path), mode="r+", zarr_format=2)  # (zarr 3.1.6 ignores config= here)
         return z.with_config({"write_empty_chunks": write_empty_chunks})
     return zarr.open_array(store=zarr.DirectoryStore(str(path)), mode="r+", write_empty_chunks=write_empty_chunks)
+
+
+# ---------------------------------------------------------------- data types beyond numbers (test_dtypes.py)
+def _fields(dtype):
+    """The dtypes of all fields of a structured dtype, those of nested records included."""
+    for f, *_ in (dtype.fields or {}).values():
+        yield f
+        yield from _fields(f.base)
+
+
+def _generic_times(dtype):
+    """The datetime64/timedelta64 types without a unit ("<M8", ">m8") in dtype, fields included."""
+    return [d for d in [np.dtype(dtype)] + [f.base for f in _fields(np.dtype(dtype))]
+            if d.kind in "Mm" and np.datetime_data(d)[0] == "generic"]
+
+
+ZARR2_GENERIC_TIME = "zarr-python 2 refuses datetime64/timedelta64 without a unit (generic); zarr 3 takes them"
+
+
+def cannot_write(dtype, compressor=None):
+    """Why this zarr-python cannot write Zarr v2 arrays of `dtype` faithfully (None: it can)."""
+    fields = list(_fields(np.dtype(dtype)))
+    if not ZARR3:
+        return ZARR2_GENERIC_TIME if _generic_times(dtype) else None
+    if any(d.byteorder == ">" for d in _generic_times(dtype)):
+        return ("zarr-python 3.1 stores big-endian datetime64/timedelta64 without a unit (>m8, >M8) in "
+                "little-endian byte order: it reads its own values back byte-swapped")
+    if any(f.shape for f in fields):
+        return ("zarr-python 3.1 writes sub-array fields as raw |V<n> fields (['z', '<f4', [2, 2]] becomes "
+                "['z', '|V16']) and keeps only the first value of each sub-array in the fill value")
+    if compressor is not None and any(f.base.kind in "Mm" for f in fields):
+        return ("zarr-python 3.1 cannot compress records with datetime64/timedelta64 fields (numcodecs: "
+                "cannot include dtype 'M' in a buffer); uncompressed it can")
+    return None
+
+
+def cannot_open(dtype, fill_value=None):
+    """Why this zarr-python cannot open Zarr v2 arrays of `dtype` with `fill_value` (None: it can)."""
+    fields = list(_fields(np.dtype(dtype)))
+    if not ZARR3 and _generic_times(dtype):
+        return ZARR2_GENERIC_TIME
+    if ZARR3 and fill_value is not None and _generic_times(dtype):
+        return ("zarr-python 3.1 cannot open arrays of datetime64/timedelta64 without a unit whose fill value "
+                "is not null (Converting an integer to a NumPy datetime requires a specified unit)")
+    if ZARR3 and any(f.shape for f in fields):
+        return "zarr-python 3.1 cannot open arrays with sub-array fields (No Zarr data type found that matches)"
+    if ZARR3 and any(f.base.names for f in fields):
+        return "zarr-python 3.1 cannot open arrays with nested records (No Zarr data type found that matches)"
+    return None
+
+
+def get_fields(arr, selection, fields):
+    """zarr-python's field selection `get_basic_selection(selection, fields=fields)`: the named fields of the
+    selected records, packed, in the order given. zarr 3.1 keeps the `fields=` parameter but it is broken: it
+    casts the records to the selected fields by position, so a subset fails (TypeError: cannot cast) and all
+    the fields in another order come back silently wrong ((a, b) read with fields=["b", "a"] gives b=a, a=b).
+    There it is numpy's multi-field index of the selected records, repacked (recfunctions.repack_fields)."""
+    fields = list(fields)
+    if ZARR3:
+        from numpy.lib import recfunctions
+        return recfunctions.repack_fields(np.asarray(arr.get_basic_selection(selection))[fields])
+    return arr.get_basic_selection(selection, fields=fields)
