@@ -142,11 +142,15 @@ impl FillValue {
             }
             DataTypeKind::DateTime(_) | DataTypeKind::TimeDelta(_) => json!(sign_extend(bytes)),
             DataTypeKind::Unicode => {
-                let text: String = bytes
+                // NumPy drops trailing NULs only; one inside the text stays.
+                let units: Vec<u32> = bytes
                     .chunks_exact(4)
                     .map(|u| u32::from_ne_bytes([u[0], u[1], u[2], u[3]]))
-                    .take_while(|&u| u != 0)
-                    .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
+                    .collect();
+                let end = units.iter().rposition(|&u| u != 0).map_or(0, |i| i + 1);
+                let text: String = units[..end]
+                    .iter()
+                    .map(|&u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
                     .collect();
                 json!(text)
             }
@@ -278,6 +282,11 @@ mod tests {
         assert_eq!(round_trip(json!("AAEC"), "|V3"), json!("AAEC"));
         assert_eq!(round_trip(json!("héllo"), ">U8"), json!("héllo"));
         assert_eq!(round_trip(json!(""), "<U2"), json!(""));
+        assert_eq!(
+            round_trip(json!("a\u{0}b"), "<U4"),
+            json!("a\u{0}b"),
+            "only trailing NULs go"
+        );
         assert_eq!(
             round_trip(json!(-9223372036854775808i64), "<M8[ns]"),
             json!(i64::MIN)

@@ -2,7 +2,10 @@
 
 Every call checks its status and raises LibzarrError(status name + zarr_last_error()).
 Strings returned through char** are copied and released with zarr_string_free.
-Numeric buffers cross the boundary in native byte order: C-contiguous for read/write/points; the strided
+Structured dtypes come from the .zarray list form (dtype_from_json / dtype_to_json); field selections
+(read_fields / write_fields) exchange packed records of the named fields. UTF-8 <-> UTF-32: utf8_to_utf32,
+utf32_to_utf8.
+Buffers cross the boundary in native byte order: C-contiguous for read/write/points; the strided
 and orthogonal calls also take any numpy view with non-negative strides (passed as buffer strides in
 elements, with the size of the underlying buffer from the view's first element on).
 """
@@ -339,10 +342,12 @@ class Array(_Handle, _Attrs):
         return json.loads(_string("zarr_array_fields_json", self.handle))
 
     def fields_dtype(self, names):
-        """numpy dtype of the packed records read_fields/write_fields exchange (native byte order)."""
-        dt = self.dtype
-        return np.dtype([(n, dt.fields[n][0]) for n in names]) if all(n in (dt.names or ()) for n in names) \
-            else None
+        """numpy dtype of the packed records read_fields/write_fields exchange for the fields `names` (native
+        byte order); None when one of the names is not a field."""
+        fields = self.dtype.fields or {}
+        if not all(n in fields for n in names):
+            return None
+        return np.dtype([(n, fields[n][0]) for n in names])
 
     @staticmethod
     def _names(names):

@@ -303,13 +303,14 @@ def zpy_writes(case, root):
     return z, expected
 
 
-def lib_writes(case, root):
+def lib_writes(case, root, check=True):
     data, expected = case.data()
     with libzarr.open_store(root, "w") as store, store.create_array("", case.zarray()) as arr:
         for idx in case.written():
             region = case.region(idx)
             arr.write(data[region], [r.start for r in region])
-        check_libzarr_view(arr, case, expected)
+        if check:
+            check_libzarr_view(arr, case, expected)
     return expected
 
 
@@ -322,12 +323,14 @@ def test_zarr_python_to_libzarr(case, tmp_path):
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_libzarr_to_zarr_python(case, tmp_path):
-    expected = lib_writes(case, tmp_path)
+    expected = lib_writes(case, tmp_path, check=False)
     text, doc = (tmp_path / ".zarray").read_text(), load_json(tmp_path / ".zarray")
     assert list(doc) == sorted(doc) and "\n" in text, "contract: pretty JSON with sorted keys"
     assert doc["dtype"] == case.dtype, "the dtype JSON as zarr-python 2 writes it"
     assert doc["fill_value"] == encode_fill(case.fill, case.stored), "the fill_value as zarr-python writes it"
     assert_chunk_files(tmp_path, case)
+    with libzarr.open_store(tmp_path, "r") as store, store.open_array("") as arr:
+        check_libzarr_view(arr, case, expected)
     if zpy.cannot_open(case.stored, case.fill):
         pytest.xfail(zpy.cannot_open(case.stored, case.fill))
     check_zpy_view(zpy.open_array(tmp_path), case, expected)
