@@ -8,6 +8,10 @@ use crate::store::ValueReader;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
+/// The most bytes an object array's chunk may decode to before its object codec splits it
+/// (their decoded size is not in the metadata; items are at most 4 GiB by their framing).
+const MAX_OBJECT_CHUNK_BYTES: usize = 1 << 32;
+
 /// Per-thread buffers larger than this are released after use instead of kept for the next chunk.
 const KEEP_BUFFER_BYTES: usize = 64 << 20;
 
@@ -44,16 +48,14 @@ pub(super) fn with_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>
 impl Array {
     /// Decodes stored chunk bytes into `out`, which has exactly one chunk's size.
     pub(super) fn decode_chunk(&self, raw: &[u8], out: &mut [u8], key: &str) -> Result<()> {
-        match &self.compressor {
-            Some(codec) => codec
-                .decode_into(raw, out)
-                .map_err(|e| e.context(format!("chunk {key:?}"))),
-            None => {
-                self.check_uncompressed(raw, key)?;
-                out.copy_from_slice(raw);
-                Ok(())
-            }
+        if self.pipeline.is_identity() {
+            self.check_uncompressed(raw, key)?;
+            out.copy_from_slice(raw);
+            return Ok(());
         }
+        self.pipeline
+            .decode_into(raw, out)
+            .map_err(|e| e.context(format!("chunk {key:?}")))
     }
 
     /// Runs `f` on the stored bytes of the chunk under `key` (`None` if it was never written),
@@ -75,14 +77,14 @@ impl Array {
     }
 
     /// Runs `f` on the decoded form of stored chunk bytes: the bytes themselves when there is
-    /// no compressor, else decoded into this thread's scratch buffer.
+    /// no compressor and no filter, else decoded into this thread's scratch buffer.
     pub(super) fn with_decoded_chunk<T>(
         &self,
         raw: &[u8],
         key: &str,
         f: impl FnOnce(&[u8]) -> Result<T>,
     ) -> Result<T> {
-        if self.compressor.is_none() {
+        if self.pipeline.is_identity() {
             self.check_uncompressed(raw, key)?;
             return f(raw);
         }
@@ -95,7 +97,7 @@ impl Array {
     /// Reads the chunk under `key` into `out` (one decoded chunk), the fill value if it was
     /// never written. An uncompressed chunk is read from the store straight into `out`.
     pub(super) fn read_chunk_into(&self, key: &str, out: &mut [u8]) -> Result<()> {
-        if self.compressor.is_some() {
+        if !self.pipeline.is_identity() {
             return self.load_chunk(key, out);
         }
         match self.open_uncompressed(key)? {
@@ -150,29 +152,24 @@ impl Array {
         fill_pattern(chunk, &self.fill_stored);
     }
 
-    /// Decodes stored chunk bytes whose decoded size is not known in advance (object arrays).
+    /// Decodes stored chunk bytes whose decoded size is not known in advance (object arrays,
+    /// up to their object codec), at most [`MAX_OBJECT_CHUNK_BYTES`].
     pub(super) fn decode_unsized(&self, raw: &[u8], key: &str) -> Result<Vec<u8>> {
-        match &self.compressor {
-            None => Ok(raw.to_vec()),
-            Some(codec) => Err(Error::Unsupported(format!(
-                "chunk {key:?}: object arrays with the {} compressor are not supported yet",
-                codec.id()
-            ))),
-        }
+        self.pipeline
+            .decode_to_vec(raw, MAX_OBJECT_CHUNK_BYTES)
+            .map_err(|e| e.context(format!("chunk {key:?}")))
     }
 
     /// Compresses the encoded bytes of an object chunk and stores them under `key`.
     pub(super) fn store_encoded(&self, key: &str, encoded: &[u8]) -> Result<()> {
-        match &self.compressor {
-            None => self.store.set(key, encoded),
-            Some(codec) => {
-                let mut compressed = Vec::new();
-                codec
-                    .encode_into(encoded, &mut compressed)
-                    .map_err(|e| e.context(format!("chunk {key:?}")))?;
-                self.store.set(key, &compressed)
-            }
+        if self.pipeline.is_identity() {
+            return self.store.set(key, encoded);
         }
+        let mut compressed = Vec::new();
+        self.pipeline
+            .encode_into(encoded, &mut compressed)
+            .map_err(|e| e.context(format!("chunk {key:?}")))?;
+        self.store.set(key, &compressed)
     }
 
     /// Encodes a decoded chunk and stores it under `key`; a chunk holding only the fill value
@@ -181,11 +178,12 @@ impl Array {
         if !self.write_empty_chunks.load(Ordering::Relaxed) && self.is_fill_only(chunk) {
             return self.store.erase(key);
         }
-        let Some(codec) = &self.compressor else {
+        if self.pipeline.is_identity() {
             return self.store.set(key, chunk);
-        };
+        }
         let mut encoded = STORED.with(Cell::take);
-        let result = codec
+        let result = self
+            .pipeline
             .encode_into(chunk, &mut encoded)
             .map_err(|e| e.context(format!("chunk {key:?}")))
             .and_then(|()| self.store.set(key, &encoded));

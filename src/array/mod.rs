@@ -1,7 +1,7 @@
 //! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
 
-use crate::codec::{self, Codec, CodecContext};
-use crate::dtype::{DataTypeKind, ObjectCodec};
+use crate::codec::CodecPipeline;
+use crate::dtype::{DataType, DataTypeKind, ObjectCodec};
 use crate::error::{Error, Result};
 use crate::hierarchy;
 use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
@@ -26,7 +26,8 @@ pub struct Array {
     store: Arc<StoreHandle>,
     path: String,
     metadata: ArrayMetadata,
-    compressor: Option<Box<dyn Codec>>,
+    /// The filters (after any object codec) and the compressor.
+    pipeline: CodecPipeline,
     /// One element of the fill value in native byte order (zeros for a `null` fill value).
     fill_native: Vec<u8>,
     /// The same element in the stored byte order.
@@ -56,8 +57,15 @@ impl Array {
             Error::InvalidMetadata(format!("array metadata is not valid JSON: {e}"))
         })?;
         let mut array = Self::from_metadata(store, path, ArrayMetadata::parse_for_create(&doc)?)?;
-        // Store the compressor's full configuration, defaults included, as numcodecs would.
-        array.metadata.compressor = array.compressor.as_ref().map(|c| c.config());
+        // Store the codecs' full configurations, defaults included, as numcodecs would.
+        array.metadata.compressor = array.pipeline.compressor_config();
+        let filters: Vec<Value> = array
+            .object
+            .iter()
+            .map(ObjectCodec::config)
+            .chain(array.pipeline.filter_configs().unwrap_or_default())
+            .collect();
+        array.metadata.filters = (!filters.is_empty()).then_some(filters);
         hierarchy::require_vacant(&array.store, &array.path)?;
         hierarchy::create_ancestor_groups(&array.store, &array.path)?;
         array
@@ -105,17 +113,13 @@ impl Array {
             }
             codec => codec,
         };
-        if let Some(filter) = filters.get(object.is_some() as usize) {
-            return Err(Error::Unsupported(format!(
-                "filter {filter} (filters are not supported yet)"
-            )));
-        }
         let item_size = metadata.dtype.size;
-        let compressor = metadata
-            .compressor
-            .as_ref()
-            .map(|c| codec::compressor_from_config(c, CodecContext { item_size }))
-            .transpose()?;
+        // An object codec turns items into plain bytes; later filters and the compressor see those.
+        let (rest, stage_dtype) = match object {
+            Some(_) => (&filters[1..], DataType::parse_typestr("|u1")?),
+            None => (filters, metadata.dtype.clone()),
+        };
+        let pipeline = CodecPipeline::new(Some(rest), metadata.compressor.as_ref(), &stage_dtype)?;
         let chunk_nbytes = metadata
             .chunks
             .iter()
@@ -138,7 +142,7 @@ impl Array {
             store,
             path,
             metadata,
-            compressor,
+            pipeline,
             fill_native,
             fill_stored,
             chunk_nbytes,

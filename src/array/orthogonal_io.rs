@@ -291,7 +291,7 @@ impl Array {
             let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
             return self.read_chunk_into(&key, target);
         }
-        if self.compressor.is_none()
+        if self.pipeline.is_identity()
             && self.chunk_is_c_order
             && matches!(task.parts.first(), Some(DimPart::Range { .. }))
         {

@@ -2,7 +2,7 @@
 
 use super::config::Config;
 use super::{Codec, CodecContext};
-use crate::error::{Error, Result};
+use crate::error::{try_alloc_zeroed, Error, Result};
 use blosc_src::{
     blosc_cbuffer_sizes, blosc_cbuffer_validate, blosc_compress_ctx, blosc_decompress_ctx,
     BLOSC_BITSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD, BLOSC_MIN_HEADER_LENGTH,
@@ -131,36 +131,14 @@ impl Codec for Blosc {
     /// Checks the header against `out` and the input length before decompressing straight
     /// into `out`. Bytes after the frame are ignored.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let corrupt = |msg: String| Error::CorruptChunk(format!("blosc: {msg}"));
-        if input.len() < BLOSC_MIN_HEADER_LENGTH as usize {
-            return Err(corrupt(format!(
-                "data is truncated ({} bytes, shorter than the 16-byte header)",
-                input.len()
-            )));
-        }
-        let (mut nbytes, mut cbytes, mut blocksize) = (0, 0, 0);
-        // SAFETY: the input holds at least the 16 header bytes this reads.
-        unsafe {
-            blosc_cbuffer_sizes(
-                input.as_ptr().cast(),
-                &mut nbytes,
-                &mut cbytes,
-                &mut blocksize,
-            )
-        };
-        if cbytes > input.len() {
-            return Err(corrupt(format!(
-                "data is truncated (header says {cbytes} bytes, got {})",
-                input.len()
-            )));
-        }
+        let (mut nbytes, cbytes) = header_sizes(input)?;
         if nbytes != out.len() {
             return Err(corrupt(format!(
                 "header says the data decodes to {nbytes} bytes, expected {}",
                 out.len()
             )));
         }
-        // SAFETY: `cbytes` bytes of input are readable (checked above).
+        // SAFETY: `cbytes` bytes of input are readable (checked by `header_sizes`).
         if unsafe { blosc_cbuffer_validate(input.as_ptr().cast(), cbytes, &mut nbytes) } != 0 {
             return Err(corrupt("invalid header".into()));
         }
@@ -174,6 +152,50 @@ impl Codec for Blosc {
         }
         Ok(())
     }
+
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        let (nbytes, _) = header_sizes(input)?;
+        if nbytes > max_len {
+            return Err(corrupt(format!(
+                "header says the data decodes to {nbytes} bytes, more than the expected {max_len}"
+            )));
+        }
+        let mut out = try_alloc_zeroed(nbytes, "a blosc chunk")?;
+        self.decode_into(input, &mut out)?;
+        Ok(out)
+    }
+}
+
+fn corrupt(msg: String) -> Error {
+    Error::CorruptChunk(format!("blosc: {msg}"))
+}
+
+/// The decoded and compressed sizes the frame header states, after checking that the input
+/// holds the header and the whole frame.
+fn header_sizes(input: &[u8]) -> Result<(usize, usize)> {
+    if input.len() < BLOSC_MIN_HEADER_LENGTH as usize {
+        return Err(corrupt(format!(
+            "data is truncated ({} bytes, shorter than the 16-byte header)",
+            input.len()
+        )));
+    }
+    let (mut nbytes, mut cbytes, mut blocksize) = (0, 0, 0);
+    // SAFETY: the input holds at least the 16 header bytes this reads.
+    unsafe {
+        blosc_cbuffer_sizes(
+            input.as_ptr().cast(),
+            &mut nbytes,
+            &mut cbytes,
+            &mut blocksize,
+        )
+    };
+    if cbytes > input.len() {
+        return Err(corrupt(format!(
+            "data is truncated (header says {cbytes} bytes, got {})",
+            input.len()
+        )));
+    }
+    Ok((nbytes, cbytes))
 }
 
 #[cfg(test)]
@@ -309,6 +331,11 @@ mod tests {
             let mut huge = enc.clone();
             huge[4..8].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
             assert_corrupt(&c, &huge, 200);
+            assert!(matches!(
+                c.decode_to_vec(&huge, 1 << 20),
+                Err(Error::CorruptChunk(_))
+            ));
+            assert_decodes_to_vec(&c, &enc, &sample());
             let mut future = enc.clone();
             future[0] = 9;
             assert_corrupt(&c, &future, 200);

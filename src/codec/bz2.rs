@@ -1,7 +1,7 @@
 //! numcodecs `BZ2`: a bzip2 stream, as Python's `bz2.compress` writes it.
 
 use super::config::Config;
-use super::stream::{decode_stream, expect_filled, StreamDecoder};
+use super::stream::{decode_growing, decode_stream, finish, Sink, StreamDecoder};
 use super::Codec;
 use crate::error::{Error, Result};
 use bzip2::{Compression, Decompress, Status};
@@ -46,14 +46,23 @@ impl Codec for Bz2 {
     /// Decodes one or more concatenated streams. As in Python's `bz2.decompress`, bytes
     /// after the last stream that do not start another stream are ignored.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let (mut pos, mut filled) = (0, 0);
-        loop {
-            let mut dec = Decompress::new(false);
-            let (used, end) = decode_stream("bz2", &mut dec, &input[pos..], out, filled)?;
-            (pos, filled) = (pos + used, end);
-            if !input[pos..].starts_with(BZIP2_MAGIC) {
-                return expect_filled("bz2", filled, out.len());
-            }
+        bunzip(input, &mut Sink::Exact(out)).map(drop)
+    }
+
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        decode_growing(max_len, |sink| bunzip(input, sink))
+    }
+}
+
+/// Decodes one or more concatenated streams into `out`, returning the decoded length.
+fn bunzip(input: &[u8], out: &mut Sink) -> Result<usize> {
+    let (mut pos, mut filled) = (0, 0);
+    loop {
+        let mut dec = Decompress::new(false);
+        let (used, end) = decode_stream("bz2", &mut dec, &input[pos..], out, filled)?;
+        (pos, filled) = (pos + used, end);
+        if !input[pos..].starts_with(BZIP2_MAGIC) {
+            return finish("bz2", out, filled);
         }
     }
 }
@@ -136,6 +145,7 @@ mod tests {
         assert_corrupt(&c, b"not bzip2 at all", 200);
         let bomb = c.encode(&vec![0u8; 10 << 20]).unwrap();
         assert_corrupt(&c, &bomb, 1024);
+        assert_corrupt_vec(&c, &bomb, 1024);
     }
 
     #[test]

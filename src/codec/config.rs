@@ -1,31 +1,58 @@
-//! Reading the keys of a compressor's configuration object, with numcodecs' defaults.
+//! Reading the keys of a compressor's or filter's configuration object, with numcodecs'
+//! defaults.
 
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 use std::fmt::Display;
 use std::ops::RangeInclusive;
 
-/// A compressor's `.zarray` configuration object, read key by key. Absent keys take the
-/// numcodecs default; present keys of the wrong type or out of range are
+/// A compressor's or filter's `.zarray` configuration object, read key by key. Absent keys
+/// take the numcodecs default; present keys of the wrong type or out of range are
 /// [`Error::InvalidMetadata`] naming the key and the codec id. Unknown keys are ignored.
 pub(super) struct Config<'a> {
     obj: &'a Map<String, Value>,
     id: &'static str,
+    /// "compressor" or "filter", for messages.
+    role: &'static str,
 }
 
 impl<'a> Config<'a> {
-    /// Wraps the configuration object of the codec `id`.
+    /// Wraps the configuration object of the compressor `id`.
     pub(super) fn new(obj: &'a Map<String, Value>, id: &'static str) -> Self {
-        Config { obj, id }
+        Config {
+            obj,
+            id,
+            role: "compressor",
+        }
+    }
+
+    /// Wraps the configuration object of the filter `id`.
+    pub(super) fn filter(obj: &'a Map<String, Value>, id: &'static str) -> Self {
+        Config {
+            obj,
+            id,
+            role: "filter",
+        }
     }
 
     /// The error for key `key` whose value is not `expected`.
     pub(super) fn invalid(&self, key: &str, expected: impl Display) -> Error {
         let got = self.obj.get(key).unwrap_or(&Value::Null);
         Error::InvalidMetadata(format!(
-            "{} compressor: \"{key}\" must be {expected}, got {got}",
-            self.id
+            "{} {}: \"{key}\" must be {expected}, got {got}",
+            self.id, self.role
         ))
+    }
+
+    /// The error for a configuration that is wrong as a whole rather than in one key.
+    pub(super) fn error(&self, msg: impl Display) -> Error {
+        Error::InvalidMetadata(format!("{} {}: {msg}", self.id, self.role))
+    }
+
+    /// The value of a key numcodecs requires (absent or `null` is an error).
+    pub(super) fn required(&self, key: &str) -> Result<&'a Value> {
+        self.opt_value(key)
+            .ok_or_else(|| self.error(format_args!("missing required key \"{key}\"")))
     }
 
     /// An integer key within `range`, or `default` when absent.

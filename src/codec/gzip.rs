@@ -2,8 +2,8 @@
 //! deflate level and the zlib fallback are shared with [`super::zlib`].
 
 use super::config::Config;
-use super::stream::{decode_stream, expect_filled, truncated};
-use super::zlib::{compression, deflate_level, inflate_into};
+use super::stream::{decode_growing, decode_stream, finish, truncated, Sink};
+use super::zlib::{compression, deflate_level, inflate};
 use super::Codec;
 use crate::error::{Error, Result};
 use flate2::{Crc, Decompress};
@@ -69,25 +69,29 @@ impl Codec for Gzip {
 
     /// Decodes one or more gzip members, or leniently a zlib stream.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        inflate_into("gzip", input, out)
+        inflate("gzip", input, &mut Sink::Exact(out)).map(drop)
+    }
+
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        decode_growing(max_len, |sink| inflate("gzip", input, sink))
     }
 }
 
-/// Decodes concatenated gzip members into `out`, checking each member's CRC-32 and size.
-/// Zero bytes after a member are skipped, as Python's `gzip` module does; anything else
-/// after a member must be another member.
-pub(super) fn gunzip_into(id: &str, input: &[u8], out: &mut [u8]) -> Result<()> {
+/// Decodes concatenated gzip members into `out`, checking each member's CRC-32 and size,
+/// and returns the decoded length. Zero bytes after a member are skipped, as Python's `gzip`
+/// module does; anything else after a member must be another member.
+pub(super) fn gunzip(id: &str, input: &[u8], out: &mut Sink) -> Result<usize> {
     let (mut pos, mut filled) = (0, 0);
     while pos < input.len() {
-        pos += header_len(id, &input[pos..], filled, out.len())?;
+        pos += header_len(id, &input[pos..], filled, out.limit())?;
         let mut inflater = Decompress::new(false);
         let (used, end) = decode_stream(id, &mut inflater, &input[pos..], out, filled)?;
         pos += used;
         let trailer = input
             .get(pos..pos + 8)
-            .ok_or_else(|| truncated(id, end, out.len()))?;
+            .ok_or_else(|| truncated(id, end, out.limit()))?;
         let mut crc = Crc::new();
-        crc.update(&out[filled..end]);
+        crc.update(out.bytes(filled..end));
         if trailer[..4] != crc.sum().to_le_bytes()
             || trailer[4..] != ((end - filled) as u32).to_le_bytes()
         {
@@ -101,7 +105,7 @@ pub(super) fn gunzip_into(id: &str, input: &[u8], out: &mut [u8]) -> Result<()> 
             pos += 1;
         }
     }
-    expect_filled(id, filled, out.len())
+    finish(id, out, filled)
 }
 
 /// The length of the gzip member header at the start of `h`.
@@ -210,6 +214,7 @@ mod tests {
         }
         let bomb = c.encode(&vec![0u8; 10 << 20]).unwrap();
         assert_corrupt(&c, &bomb, 1024);
+        assert_corrupt_vec(&c, &bomb, 1024);
     }
 
     #[test]

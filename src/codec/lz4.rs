@@ -2,7 +2,7 @@
 
 use super::config::Config;
 use super::Codec;
-use crate::error::{Error, Result};
+use crate::error::{try_alloc_zeroed, Error, Result};
 use serde_json::{json, Map, Value};
 
 /// numcodecs' `LZ4.max_buffer_size`: the largest input it encodes.
@@ -47,14 +47,7 @@ impl Codec for Lz4 {
 
     /// Checks the stated size against `out` before decoding the block straight into `out`.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let corrupt = |msg: String| Error::CorruptChunk(format!("lz4: {msg}"));
-        let Some((size, block)) = input.split_first_chunk::<4>() else {
-            return Err(corrupt(format!(
-                "data is truncated ({} bytes, shorter than the 4-byte size header)",
-                input.len()
-            )));
-        };
-        let stated = u32::from_le_bytes(*size);
+        let (stated, block) = split_header(input)?;
         if usize::try_from(stated) != Ok(out.len()) {
             return Err(corrupt(format!(
                 "header says the data decodes to {stated} bytes, expected {}",
@@ -70,6 +63,34 @@ impl Codec for Lz4 {
             Err(e) => Err(corrupt(e.to_string())),
         }
     }
+
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        let (stated, _) = split_header(input)?;
+        let len = usize::try_from(stated).unwrap_or(usize::MAX);
+        if len > max_len {
+            return Err(corrupt(format!(
+                "header says the data decodes to {stated} bytes, more than the expected {max_len}"
+            )));
+        }
+        let mut out = try_alloc_zeroed(len, "an lz4 chunk")?;
+        self.decode_into(input, &mut out)?;
+        Ok(out)
+    }
+}
+
+fn corrupt(msg: String) -> Error {
+    Error::CorruptChunk(format!("lz4: {msg}"))
+}
+
+/// The size the 4-byte header states, and the block after it.
+fn split_header(input: &[u8]) -> Result<(u32, &[u8])> {
+    let Some((size, block)) = input.split_first_chunk::<4>() else {
+        return Err(corrupt(format!(
+            "data is truncated ({} bytes, shorter than the 4-byte size header)",
+            input.len()
+        )));
+    };
+    Ok((u32::from_le_bytes(*size), block))
 }
 
 #[cfg(test)]
@@ -124,6 +145,11 @@ mod tests {
         // A header claiming 4 GB is refused before decoding.
         let huge = [&[0xff; 4][..], &enc[4..]].concat();
         assert_corrupt(&c, &huge, 200);
+        assert!(matches!(
+            c.decode_to_vec(&huge, 1 << 20),
+            Err(Error::CorruptChunk(_))
+        ));
+        assert_decodes_to_vec(&c, &enc, &sample());
         // A header that agrees with the buffer but a block that decodes to less.
         let short = [&201u32.to_le_bytes()[..], &enc[4..]].concat();
         assert_corrupt(&c, &short, 201);

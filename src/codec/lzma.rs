@@ -3,7 +3,7 @@
 //! crate does not expose, so they are unsupported.
 
 use super::config::Config;
-use super::stream::{decode_exact, StreamDecoder};
+use super::stream::{decode_growing, decode_stream, finish, Sink, StreamDecoder};
 use super::Codec;
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -144,11 +144,22 @@ impl Codec for Lzma {
 
     /// Decodes .xz (possibly several concatenated streams) or .lzma, whatever `format` says.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let memlimit = (out.len() as u64).max(DICT_ALLOWANCE) + DECODER_OVERHEAD;
-        let mut dec = Stream::new_auto_decoder(memlimit, xz2::stream::CONCATENATED)
-            .map_err(|e| Error::Internal(format!("lzma: cannot create a decoder: {e}")))?;
-        decode_exact("lzma", &mut dec, input, out)
+        unxz(input, &mut Sink::Exact(out)).map(drop)
     }
+
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        decode_growing(max_len, |sink| unxz(input, sink))
+    }
+}
+
+/// Decodes .xz (possibly several concatenated streams) or .lzma into `out`, returning the
+/// decoded length.
+fn unxz(input: &[u8], out: &mut Sink) -> Result<usize> {
+    let memlimit = (out.limit() as u64).max(DICT_ALLOWANCE) + DECODER_OVERHEAD;
+    let mut dec = Stream::new_auto_decoder(memlimit, xz2::stream::CONCATENATED)
+        .map_err(|e| Error::Internal(format!("lzma: cannot create a decoder: {e}")))?;
+    let (_, end) = decode_stream("lzma", &mut dec, input, out, 0)?;
+    finish("lzma", out, end)
 }
 
 impl StreamDecoder for Stream {
@@ -354,6 +365,7 @@ mod tests {
         assert_corrupt(&c, b"not an xz stream at all", 200);
         let bomb = c.encode(&vec![0u8; 10 << 20]).unwrap();
         assert_corrupt(&c, &bomb, 1024);
+        assert_corrupt_vec(&c, &bomb, 1024);
     }
 
     #[test]

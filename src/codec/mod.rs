@@ -1,19 +1,27 @@
-//! Codecs: the v2 compressors (and, later, filters), each in its own file, found by their
-//! numcodecs id through [`compressor_from_config`].
+//! Codecs: the v2 compressors and filters, each in its own file, found by their numcodecs id
+//! through [`compressor_from_config`] and [`filter_from_config`], and chained by
+//! [`CodecPipeline`].
 //!
-//! A codec turns a chunk's raw bytes into stored bytes and back. Decoding always targets a
-//! buffer whose exact size the caller knows from the array metadata, so a corrupt or hostile
-//! header can never make the library allocate more than one chunk.
+//! A codec turns a chunk's raw bytes into stored bytes and back. Decoding targets a buffer
+//! whose exact size the caller knows from the array metadata, or, between filters, a size
+//! bounded by it, so a corrupt or hostile header can never make the library allocate much
+//! more than one chunk.
 
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+pub use filter::{filter_from_config, Filter};
+pub use pipeline::CodecPipeline;
+
 mod blosc;
 mod bz2;
 mod config;
+mod filter;
+mod filters;
 mod gzip;
 mod lz4;
 mod lzma;
+mod pipeline;
 mod stream;
 #[cfg(test)]
 mod testutil;
@@ -44,6 +52,11 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// Decodes `input` into `out`, which must be filled exactly: a stream that decodes to
     /// fewer or more bytes than `out.len()` is an error ([`Error::CorruptChunk`]).
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+    /// Decodes `input` into a new vector when the decoded size is not known in advance (a
+    /// filter follows). Data that decodes to more than `max_len` bytes is
+    /// [`Error::CorruptChunk`]: codecs whose header states the size check it before
+    /// allocating, stream codecs grow their buffer up to `max_len` and stop there.
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>>;
 }
 
 /// Builds a compressor from its `.zarray` configuration object. Unknown ids are

@@ -2,8 +2,8 @@
 //! [`super::gzip`]: the level setting and the decoder that accepts either container.
 
 use super::config::Config;
-use super::gzip::{gunzip_into, GZIP_MAGIC};
-use super::stream::{decode_exact, StreamDecoder};
+use super::gzip::{gunzip, GZIP_MAGIC};
+use super::stream::{decode_growing, decode_stream, finish, Sink, StreamDecoder};
 use super::Codec;
 use crate::error::{Error, Result};
 use flate2::{Compression, Decompress, FlushDecompress, Status};
@@ -42,7 +42,11 @@ impl Codec for Zlib {
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        inflate_into("zlib", input, out)
+        inflate("zlib", input, &mut Sink::Exact(out)).map(drop)
+    }
+
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        decode_growing(max_len, |sink| inflate("zlib", input, sink))
     }
 }
 
@@ -57,13 +61,14 @@ pub(super) fn compression(level: i64) -> Compression {
 }
 
 /// Decodes a zlib or a gzip stream (told apart by the gzip magic bytes, which are never a
-/// valid zlib header) into `out`. Bytes after a zlib stream are ignored, as Python's
-/// `zlib.decompress` does.
-pub(super) fn inflate_into(id: &str, input: &[u8], out: &mut [u8]) -> Result<()> {
+/// valid zlib header) into `out`, returning the decoded length (all of an exact sink). Bytes
+/// after a zlib stream are ignored, as Python's `zlib.decompress` does.
+pub(super) fn inflate(id: &str, input: &[u8], out: &mut Sink) -> Result<usize> {
     if input.starts_with(&GZIP_MAGIC) {
-        gunzip_into(id, input, out)
+        gunzip(id, input, out)
     } else {
-        decode_exact(id, &mut Decompress::new(true), input, out)
+        let (_, end) = decode_stream(id, &mut Decompress::new(true), input, out, 0)?;
+        finish(id, out, end)
     }
 }
 
@@ -145,6 +150,7 @@ pub(crate) mod tests {
         // be refused without decoding (or allocating for) the rest.
         let bomb = c.encode(&vec![0u8; 10 << 20]).unwrap();
         assert_corrupt(&c, &bomb, 1024);
+        assert_corrupt_vec(&c, &bomb, 1024);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::config::Config;
 use super::Codec;
-use crate::error::{Error, Result};
+use crate::error::{try_alloc_zeroed, Error, Result};
 use serde_json::{json, Map, Value};
 use zstd::zstd_safe::{self, CParameter};
 
@@ -71,6 +71,70 @@ impl Codec for Zstd {
             Err(code) => Err(corrupt(zstd_safe::get_error_name(code))),
         }
     }
+
+    /// Allocates what the frame headers declare when they all declare their size, else
+    /// decodes as a stream into a vector grown up to `max_len`.
+    fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        if input.is_empty() {
+            return Err(corrupt("empty input holds no frame"));
+        }
+        let (declared, all_known) = declared_size(input, max_len as u64)?;
+        if declared > max_len as u64 {
+            return Err(corrupt(format!(
+                "frame headers declare at least {declared} bytes, more than the expected {max_len}"
+            )));
+        }
+        if !all_known {
+            return decode_stream_to_vec(input, max_len);
+        }
+        let mut out = try_alloc_zeroed(declared as usize, "a zstd chunk")?;
+        self.decode_into(input, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// Decodes frames of unknown content size with zstd's streaming decoder, growing the output
+/// (doubling, from 64 KiB) up to `max_len` bytes.
+fn decode_stream_to_vec(input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+    let mut dctx = zstd_safe::DCtx::create();
+    let mut source = zstd_safe::InBuffer::around(input);
+    let (mut buf, mut end) = (Vec::new(), 0usize);
+    loop {
+        if end == buf.len() && buf.len() < max_len {
+            let want = buf.len().saturating_mul(2).max(64 << 10).min(max_len);
+            buf.try_reserve_exact(want - buf.len())
+                .map_err(|_| Error::TooLarge(format!("zstd: cannot allocate {want} bytes")))?;
+            buf.resize(want, 0);
+        }
+        let mut probe = [0u8; 1];
+        let at_limit = end >= max_len;
+        let dst: &mut [u8] = if at_limit {
+            &mut probe
+        } else {
+            &mut buf[end..]
+        };
+        let mut sink = zstd_safe::OutBuffer::around(dst);
+        let consumed = source.pos();
+        let hint = dctx
+            .decompress_stream(&mut sink, &mut source)
+            .map_err(|code| corrupt(zstd_safe::get_error_name(code)))?;
+        let produced = sink.pos();
+        if at_limit && produced > 0 {
+            return Err(corrupt(format!(
+                "data decodes to more than the expected {max_len} bytes"
+            )));
+        }
+        end += produced;
+        if hint == 0 && source.pos() == input.len() {
+            buf.truncate(end);
+            return Ok(buf);
+        }
+        if produced == 0 && source.pos() == consumed {
+            return Err(corrupt(format!(
+                "data is truncated (input ends after {end} decoded bytes)"
+            )));
+        }
+    }
 }
 
 fn corrupt(msg: impl std::fmt::Display) -> Error {
@@ -82,15 +146,11 @@ fn dst_size_too_small() -> usize {
     (zstd::zstd_safe::zstd_sys::ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall as usize).wrapping_neg()
 }
 
-/// Walks the frames of `input` and checks the content sizes their headers declare against
-/// the expected size, before anything is decoded.
-fn check_frame_sizes(input: &[u8], expected: usize) -> Result<()> {
-    if input.is_empty() {
-        return Err(corrupt("empty input holds no frame"));
-    }
-    let expected = expected as u64;
+/// Sums the content sizes the frame headers of `input` declare (stopping once the sum passes
+/// `cap`), and whether every frame declares its size.
+fn declared_size(input: &[u8], cap: u64) -> Result<(u64, bool)> {
     let (mut pos, mut declared, mut all_known) = (0, 0u64, true);
-    while pos < input.len() && declared <= expected {
+    while pos < input.len() && declared <= cap {
         let frame_len = zstd_safe::find_frame_compressed_size(&input[pos..])
             .map_err(|code| corrupt(zstd_safe::get_error_name(code)))?;
         let frame = input.get(pos..pos + frame_len).unwrap_or_default();
@@ -101,6 +161,17 @@ fn check_frame_sizes(input: &[u8], expected: usize) -> Result<()> {
         }
         pos += frame_len.max(1);
     }
+    Ok((declared, all_known))
+}
+
+/// Walks the frames of `input` and checks the content sizes their headers declare against
+/// the expected size, before anything is decoded.
+fn check_frame_sizes(input: &[u8], expected: usize) -> Result<()> {
+    if input.is_empty() {
+        return Err(corrupt("empty input holds no frame"));
+    }
+    let expected = expected as u64;
+    let (declared, all_known) = declared_size(input, expected)?;
     if declared > expected {
         return Err(corrupt(format!(
             "frame headers declare at least {declared} bytes, expected {expected}"
@@ -186,6 +257,7 @@ mod tests {
         let c = codec(json!({"id": "zstd"})).unwrap();
         for fixture in [NUMCODECS_ZSTD, NUMCODECS_ZSTD_CHECKSUM, STREAMED_ZSTD] {
             assert_eq!(decode(&c, &unhex(fixture), 200).unwrap(), sample());
+            assert_decodes_to_vec(&c, &unhex(fixture), &sample());
         }
         let two = [unhex(NUMCODECS_ZSTD), unhex(STREAMED_ZSTD)].concat();
         assert_eq!(
@@ -232,6 +304,17 @@ mod tests {
             "{err}"
         );
         assert_corrupt(&c, &bomb, (10 << 20) + 1);
+        // Without a declared size, decode_to_vec streams and stops at its limit.
+        let err = c.decode_to_vec(&bomb, 1024).unwrap_err();
+        assert!(
+            matches!(err, Error::CorruptChunk(ref m) if m.contains("more than")),
+            "{err}"
+        );
+        assert_eq!(c.decode_to_vec(&bomb, 20 << 20).unwrap().len(), 10 << 20);
+        assert!(matches!(
+            c.decode_to_vec(&huge, 1 << 20),
+            Err(Error::CorruptChunk(_))
+        ));
     }
 
     #[test]

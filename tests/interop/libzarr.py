@@ -73,6 +73,10 @@ _SIGNATURES = {
     "zarr_array_write_fields": [_h, _sz, _u64p, _u64p, _names, _sz, C.c_void_p, _sz],
     "zarr_utf32_to_utf8": [C.c_void_p, _sz, C.c_void_p, _sz, _szp],
     "zarr_utf8_to_utf32": [C.c_void_p, _sz, C.c_void_p, _sz],
+    "zarr_array_object_codec": [_h, _out_s],
+    "zarr_array_vlen_size": [_h, _sz, _u64p, _u64p, _szp],
+    "zarr_array_read_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
+    "zarr_array_write_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
 }
 
 
@@ -417,6 +421,31 @@ class Array(_Handle, _Attrs):
         start = tuple(start) if start is not None else (0,) * len(shape)
         count = tuple(count) if count is not None else tuple(s - o for s, o in zip(shape, start))
         return start, count
+
+    def object_codec(self):
+        """The object codec's configuration (None for fixed-size arrays)."""
+        return json.loads(_string("zarr_array_object_codec", self.handle))
+
+    def read_vlen(self, start=None, count=None):
+        """Read the items of an object array's region as a flat C-order list of bytes objects."""
+        start, count = self._region(start, count)
+        n = int(np.prod(count, dtype=np.int64))
+        size = C.c_size_t()
+        _call("zarr_array_vlen_size", self.handle, len(count), _u64(start), _u64(count), C.byref(size))
+        offsets = (C.c_int64 * (n + 1))()
+        data = C.create_string_buffer(max(size.value, 1))
+        _call("zarr_array_read_vlen", self.handle, len(count), _u64(start), _u64(count), offsets, n + 1, data, size.value)
+        raw = data.raw
+        return [raw[offsets[i]:offsets[i + 1]] for i in range(n)]
+
+    def write_vlen(self, items, start, count):
+        """Write a flat C-order list of bytes objects as the items of an object array's region."""
+        offsets = [0]
+        for item in items:
+            offsets.append(offsets[-1] + len(item))
+        blob = b"".join(items)
+        _call("zarr_array_write_vlen", self.handle, len(count), _u64(start), _u64(count),
+              (C.c_int64 * len(offsets))(*offsets), len(offsets), blob if blob else C.addressof(_EMPTY), len(blob))
 
     def read(self, start=None, count=None):
         """Read the region [start, start+count) (default: everything) into a new native-order array."""
