@@ -45,6 +45,20 @@ fn dims_out(
     })
 }
 
+/// The `start` and `count` arguments of a box over the array's `ndim` dimensions.
+pub(super) fn box_args<'a>(
+    array: &Array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+) -> Result<(&'a [u64], &'a [u64])> {
+    check_ndim(array, ndim)?;
+    Ok((
+        slice_arg(start, ndim, "start")?,
+        slice_arg(count, ndim, "count")?,
+    ))
+}
+
 pub(super) fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
     let actual = array.metadata().shape.len();
     if ndim != actual {
@@ -308,9 +322,7 @@ pub unsafe extern "C" fn zarr_array_read(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        check_ndim(array, ndim)?;
-        let start = slice_arg(start, ndim, "start")?;
-        let count = slice_arg(count, ndim, "count")?;
+        let (start, count) = box_args(array, ndim, start, count)?;
         let out = slice_out(out.cast::<u8>(), out_size, "out")?;
         array.read_region(start, count, out)
     })
@@ -335,9 +347,7 @@ pub unsafe extern "C" fn zarr_array_write(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        check_ndim(array, ndim)?;
-        let start = slice_arg(start, ndim, "start")?;
-        let count = slice_arg(count, ndim, "count")?;
+        let (start, count) = box_args(array, ndim, start, count)?;
         let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
         array.write_region(start, count, data)
     })

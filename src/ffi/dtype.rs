@@ -1,7 +1,7 @@
 //! Data types as C sees them: the kind and size, the type string, datetime units, the fields
 //! of structured types, and UTF-32 ⇄ UTF-8 conversion for fixed-width unicode values.
 
-use super::array::{array_arg, check_ndim, zarr_array};
+use super::array::{array_arg, box_args, zarr_array};
 use super::boundary::{c_string, give_string, out_arg, run, slice_arg, slice_out, str_arg};
 use super::status::zarr_status;
 use crate::dtype::{DataType, DataTypeKind, Field, Unit};
@@ -283,11 +283,7 @@ pub unsafe extern "C" fn zarr_array_read_fields(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        check_ndim(array, ndim)?;
-        let (start, count) = (
-            slice_arg(start, ndim, "start")?,
-            slice_arg(count, ndim, "count")?,
-        );
+        let (start, count) = box_args(array, ndim, start, count)?;
         let names = field_names(fields, nfields)?;
         array.read_fields(
             start,
@@ -316,11 +312,7 @@ pub unsafe extern "C" fn zarr_array_write_fields(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        check_ndim(array, ndim)?;
-        let (start, count) = (
-            slice_arg(start, ndim, "start")?,
-            slice_arg(count, ndim, "count")?,
-        );
+        let (start, count) = box_args(array, ndim, start, count)?;
         let names = field_names(fields, nfields)?;
         array.write_fields(
             start,

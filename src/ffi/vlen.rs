@@ -1,25 +1,11 @@
 //! Object arrays from C: variable-length text, byte strings or arrays in the Arrow-style layout
 //! (an `int64_t` offsets array of n + 1 entries and one data buffer), with no allocation per item.
 
-use super::array::{array_arg, check_ndim, zarr_array};
+use super::array::{array_arg, box_args, zarr_array};
 use super::boundary::{give_string, out_arg, run, slice_arg, slice_out};
 use super::status::zarr_status;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use std::ffi::{c_char, c_void};
-
-/// The `start` and `count` arguments of a box.
-fn box_args<'a>(
-    array: &crate::Array,
-    ndim: usize,
-    start: *const u64,
-    count: *const u64,
-) -> Result<(&'a [u64], &'a [u64])> {
-    check_ndim(array, ndim)?;
-    Ok((
-        slice_arg(start, ndim, "start")?,
-        slice_arg(count, ndim, "count")?,
-    ))
-}
 
 /// The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
 /// `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
