@@ -6,18 +6,18 @@ ZARR3 = int(zarr.__version__.split(".")[0]) >= 3
 
 
 def create(path, *, shape, chunks, dtype, compressor=None, fill_value=0, order="C", separator=".",
-           attrs=None):
-    """Create a Zarr v2 array at directory `path` (numcodecs compressor or None, filters=None)."""
+           attrs=None, filters=None):
+    """Create a Zarr v2 array at directory `path` (numcodecs compressor or None; numcodecs filters or None)."""
     if ZARR3:
         arr = zarr.create_array(
             store=str(path), shape=shape, chunks=chunks, dtype=dtype, compressors=compressor,
-            filters=None, fill_value=fill_value, order=order, zarr_format=2,
+            filters=filters, fill_value=fill_value, order=order, zarr_format=2,
             chunk_key_encoding={"name": "v2", "separator": separator},
             config={"write_empty_chunks": True})
     else:
         arr = zarr.open_array(
             store=zarr.DirectoryStore(str(path)), mode="w-", shape=shape, chunks=chunks, dtype=dtype,
-            compressor=compressor, filters=None, fill_value=fill_value, order=order,
+            compressor=compressor, filters=filters, fill_value=fill_value, order=order,
             dimension_separator=separator, write_empty_chunks=True)
     if attrs:
         arr.attrs.update(attrs)
