@@ -51,7 +51,7 @@ typedef struct zarr_array zarr_array;
 typedef struct zarr_group zarr_group;
 
 /**
- * An open store (a directory or memory). Safe to use from several threads at once. Arrays
+ * An open store (a directory, a zip archive or memory). Safe to use from several threads at once. Arrays
  * and groups opened from it keep it alive, so it may be closed before them.
  */
 typedef struct zarr_store zarr_store;
@@ -71,6 +71,11 @@ typedef int32_t zarr_order;
  * The kind of values an array holds (`zarr_array_dtype`).
  */
 typedef int32_t zarr_dtype_kind;
+
+/**
+ * What a path of a store holds (`zarr_store_node_kind`).
+ */
+typedef int32_t zarr_node_kind;
 
 /**
  * The indices selected along one dimension by `zarr_array_read_orthogonal` and
@@ -177,6 +182,21 @@ typedef int32_t zarr_open_mode;
  * size is 0.
  */
 #define ZARR_DTYPE_OBJECT 12
+
+/**
+ * Nothing: neither an array nor a group.
+ */
+#define ZARR_NODE_NONE 0
+
+/**
+ * An array (`.zarray`).
+ */
+#define ZARR_NODE_ARRAY 1
+
+/**
+ * A group (`.zgroup`).
+ */
+#define ZARR_NODE_GROUP 2
 
 /**
  * Success.
@@ -633,6 +653,48 @@ zarr_status zarr_group_attrs_get(const zarr_group *group, char **out_json);
 zarr_status zarr_group_attrs_set(zarr_group *group, const char *attrs_json);
 
 /**
+ * Whether `path` holds an array, a group or nothing.
+ *
+ * # Safety
+ * `store` must be a live handle, `path` a NUL-terminated string, `out_kind` writable.
+ */
+zarr_status zarr_store_node_kind(const zarr_store *store,
+                                 const char *path,
+                                 zarr_node_kind *out_kind);
+
+/**
+ * Deletes the array or group at `path` with everything below it. The root cannot be
+ * deleted (`ZARR_ERR_INVALID_PATH`); nothing at `path` is `ZARR_ERR_NOT_FOUND`. Handles
+ * already open on the deleted nodes read the fill value afterwards.
+ *
+ * # Safety
+ * `store` must be a live handle and `path` a NUL-terminated string.
+ */
+zarr_status zarr_store_delete(zarr_store *store, const char *path);
+
+/**
+ * Moves (renames) the array or group at `from`, with everything below it, to `to`, which
+ * must hold nothing (`ZARR_ERR_ALREADY_EXISTS`) and must not lie inside `from`
+ * (`ZARR_ERR_INVALID_PATH`); missing ancestors of `to` become groups. Keys are copied, then
+ * removed: a failure part-way leaves both copies, never neither.
+ *
+ * # Safety
+ * `store` must be a live handle; `from` and `to` NUL-terminated strings.
+ */
+zarr_status zarr_store_move(zarr_store *store, const char *from, const char *to);
+
+/**
+ * Diagnostics like zarr-python's `info`, as JSON: `path`, `dtype`, `shape`, `chunks`,
+ * `order`, `compressor`, `filters`, `nbytes` (the values; null for object arrays),
+ * `nbytes_stored` (all of the array's keys), `storage_ratio`, `chunks_initialized` and
+ * `chunks_total`. Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_array_info_json(const zarr_array *array, char **out_json);
+
+/**
  * Reads a strided box: `count[d]` elements from `start[d]`, `step[d]` apart (`step` NULL: 1)
  * in each of `ndim` dimensions, like netCDF's `nc_get_vars`. The result has extent `count`
  * and lands in `out` (native byte order) at `buffer_strides[d]` elements apart along
@@ -773,8 +835,12 @@ zarr_status zarr_array_write_empty_chunks(const zarr_array *array, bool *out_wri
 const char *zarr_status_name(zarr_status status);
 
 /**
- * Opens the store at `location`: a directory path, or `"memory:"` for a new, empty
- * in-memory store. Reading a directory that does not exist is `ZARR_ERR_NOT_FOUND`.
+ * Opens the store at `location`: a directory path, a path ending in `.zip` (unless it is an
+ * existing directory) for a zip archive, or `"memory:"` for a new, empty in-memory store.
+ * Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
+ * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
+ * it is created and written by `zarr_store_close`, members stored uncompressed as
+ * zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
  * On success `*out_store` receives a handle to release with `zarr_store_close`.
  *
  * # Safety
@@ -783,7 +849,10 @@ const char *zarr_status_name(zarr_status status);
 zarr_status zarr_store_open(const char *location, zarr_open_mode mode, zarr_store **out_store);
 
 /**
- * Releases a store handle. NULL is a harmless no-op.
+ * Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing
+ * writes the archive, and a failure there is this call's status (the handle is released
+ * either way). Arrays and groups still open from the store can keep writing: their changes
+ * are written when the last of them closes, where a failure cannot be reported.
  *
  * # Safety
  * `store` must be NULL or a handle from `zarr_store_open` that was not closed yet.

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 mod buffer;
 mod chunk_io;
+mod info;
 mod orthogonal_io;
 mod points_io;
 mod vlen_io;

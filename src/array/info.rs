@@ -1,0 +1,92 @@
+//! Diagnostics, like zarr-python's `info`: sizes, storage ratio, chunks initialised.
+
+use super::Array;
+use crate::error::Result;
+use crate::metadata::{ZARRAY, ZATTRS};
+use crate::path;
+use serde_json::{json, Value};
+
+impl Array {
+    /// What the array holds and what it takes in the store: `nbytes` (the values, for
+    /// fixed-size types), `nbytes_stored` (every key of the array: metadata, attributes and
+    /// chunks), their ratio, and how many of its chunks are stored out of how many there are.
+    pub fn info(&self) -> Result<Value> {
+        let prefix = path::join(&self.path, "");
+        let mut stored: u64 = 0;
+        let mut chunks_initialized: u64 = 0;
+        for key in self.store.list_prefix(&prefix)? {
+            if let Some(value) = self.store.open_value(&key)? {
+                stored += value.len();
+            }
+            let name = &key[prefix.len()..];
+            if name != ZARRAY && name != ZATTRS && self.is_chunk_name(name) {
+                chunks_initialized += 1;
+            }
+        }
+        let meta = &self.metadata;
+        let chunks_total = meta
+            .shape
+            .iter()
+            .zip(&meta.chunks)
+            .map(|(&n, &c)| n.div_ceil(c))
+            .product::<u64>();
+        let nbytes = (self.object.is_none()).then(|| {
+            meta.shape
+                .iter()
+                .product::<u64>()
+                .saturating_mul(self.item_size() as u64)
+        });
+        let ratio = nbytes
+            .filter(|_| stored > 0)
+            .map(|n| n as f64 / stored as f64);
+        Ok(json!({
+            "path": self.path,
+            "dtype": meta.dtype.to_json(),
+            "shape": meta.shape,
+            "chunks": meta.chunks,
+            "order": self.metadata_json()["order"],
+            "compressor": self.pipeline.compressor_config(),
+            "filters": meta.filters,
+            "nbytes": nbytes,
+            "nbytes_stored": stored,
+            "storage_ratio": ratio,
+            "chunks_initialized": chunks_initialized,
+            "chunks_total": chunks_total,
+        }))
+    }
+
+    /// Whether a key name below the array is one of its chunk keys (`"3.1"` or `"3/1"`).
+    fn is_chunk_name(&self, name: &str) -> bool {
+        let sep = self.metadata.dimension_separator.as_char();
+        let ndim = self.metadata.shape.len().max(1);
+        let parts: Vec<&str> = name.split(sep).collect();
+        parts.len() == ndim
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Array, OpenMode, StoreHandle};
+
+    #[test]
+    fn counts_stored_chunks_and_bytes() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let meta =
+            r#"{"shape": [10, 10], "chunks": [5, 4], "dtype": "<i4", "dimension_separator": "/"}"#;
+        let a = Array::create(store.clone(), "g/a", meta).unwrap();
+        a.write_region(&[0, 0], &[5, 4], &[1u8; 80]).unwrap();
+        a.set_attributes(r#"{"x": 1}"#).unwrap();
+        let info = a.info().unwrap();
+        assert_eq!(info["chunks_initialized"], 1);
+        assert_eq!(info["chunks_total"], 6);
+        assert_eq!(info["nbytes"], 400);
+        let keys_size: u64 = ["g/a/.zarray", "g/a/.zattrs", "g/a/0/0"]
+            .iter()
+            .map(|k| store.get(k).unwrap().unwrap().len() as u64)
+            .sum();
+        assert_eq!(info["nbytes_stored"], keys_size);
+    }
+}

@@ -1,0 +1,98 @@
+//! Hierarchy operations on paths of a store: what a path holds, deleting and moving nodes;
+//! and an array's diagnostics.
+
+use super::array::{array_arg, zarr_array};
+use super::boundary::{give_string, out_arg, ref_arg, run, str_arg};
+use super::status::zarr_status;
+use super::store::zarr_store;
+use crate::hierarchy::{self, NodeKind};
+use crate::path;
+use std::ffi::c_char;
+
+/// What a path of a store holds (`zarr_store_node_kind`).
+#[allow(non_camel_case_types)]
+pub type zarr_node_kind = i32;
+/// Nothing: neither an array nor a group.
+pub const ZARR_NODE_NONE: zarr_node_kind = 0;
+/// An array (`.zarray`).
+pub const ZARR_NODE_ARRAY: zarr_node_kind = 1;
+/// A group (`.zgroup`).
+pub const ZARR_NODE_GROUP: zarr_node_kind = 2;
+
+/// Whether `path` holds an array, a group or nothing.
+///
+/// # Safety
+/// `store` must be a live handle, `path` a NUL-terminated string, `out_kind` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_node_kind(
+    store: *const zarr_store,
+    path: *const c_char,
+    out_kind: *mut zarr_node_kind,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let path = path::normalize(str_arg(path, "path")?)?;
+        let out = out_arg(out_kind, "out_kind")?;
+        *out = match hierarchy::node_kind(&store.inner, &path)? {
+            NodeKind::None => ZARR_NODE_NONE,
+            NodeKind::Array => ZARR_NODE_ARRAY,
+            NodeKind::Group => ZARR_NODE_GROUP,
+        };
+        Ok(())
+    })
+}
+
+/// Deletes the array or group at `path` with everything below it. The root cannot be
+/// deleted (`ZARR_ERR_INVALID_PATH`); nothing at `path` is `ZARR_ERR_NOT_FOUND`. Handles
+/// already open on the deleted nodes read the fill value afterwards.
+///
+/// # Safety
+/// `store` must be a live handle and `path` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_delete(
+    store: *mut zarr_store,
+    path: *const c_char,
+) -> zarr_status {
+    run(|| hierarchy::delete_node(&ref_arg(store, "store")?.inner, str_arg(path, "path")?))
+}
+
+/// Moves (renames) the array or group at `from`, with everything below it, to `to`, which
+/// must hold nothing (`ZARR_ERR_ALREADY_EXISTS`) and must not lie inside `from`
+/// (`ZARR_ERR_INVALID_PATH`); missing ancestors of `to` become groups. Keys are copied, then
+/// removed: a failure part-way leaves both copies, never neither.
+///
+/// # Safety
+/// `store` must be a live handle; `from` and `to` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_move(
+    store: *mut zarr_store,
+    from: *const c_char,
+    to: *const c_char,
+) -> zarr_status {
+    run(|| {
+        hierarchy::move_node(
+            &ref_arg(store, "store")?.inner,
+            str_arg(from, "from")?,
+            str_arg(to, "to")?,
+        )
+    })
+}
+
+/// Diagnostics like zarr-python's `info`, as JSON: `path`, `dtype`, `shape`, `chunks`,
+/// `order`, `compressor`, `filters`, `nbytes` (the values; null for object arrays),
+/// `nbytes_stored` (all of the array's keys), `storage_ratio`, `chunks_initialized` and
+/// `chunks_total`. Free with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_info_json(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let out = out_arg(out_json, "out_json")?;
+        give_string(out, array.info()?.to_string())
+    })
+}
