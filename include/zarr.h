@@ -51,7 +51,7 @@ typedef struct zarr_array zarr_array;
 typedef struct zarr_group zarr_group;
 
 /**
- * An open store (a directory or memory). Safe to use from several threads at once. Arrays
+ * An open store (a directory, a zip archive or memory). Safe to use from several threads at once. Arrays
  * and groups opened from it keep it alive, so it may be closed before them.
  */
 typedef struct zarr_store zarr_store;
@@ -835,8 +835,12 @@ zarr_status zarr_array_write_empty_chunks(const zarr_array *array, bool *out_wri
 const char *zarr_status_name(zarr_status status);
 
 /**
- * Opens the store at `location`: a directory path, or `"memory:"` for a new, empty
- * in-memory store. Reading a directory that does not exist is `ZARR_ERR_NOT_FOUND`.
+ * Opens the store at `location`: a directory path, a path ending in `.zip` (unless it is an
+ * existing directory) for a zip archive, or `"memory:"` for a new, empty in-memory store.
+ * Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
+ * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
+ * it is created and written by `zarr_store_close`, members stored uncompressed as
+ * zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
  * On success `*out_store` receives a handle to release with `zarr_store_close`.
  *
  * # Safety
@@ -845,7 +849,10 @@ const char *zarr_status_name(zarr_status status);
 zarr_status zarr_store_open(const char *location, zarr_open_mode mode, zarr_store **out_store);
 
 /**
- * Releases a store handle. NULL is a harmless no-op.
+ * Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing
+ * writes the archive, and a failure there is this call's status (the handle is released
+ * either way). Arrays and groups still open from the store can keep writing: their changes
+ * are written when the last of them closes, where a failure cannot be reported.
  *
  * # Safety
  * `store` must be NULL or a handle from `zarr_store_open` that was not closed yet.

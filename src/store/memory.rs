@@ -1,6 +1,6 @@
 //! An in-memory store: a sorted map from key to bytes.
 
-use super::Store;
+use super::{sorted_keys, Store};
 use crate::error::Result;
 use crate::path::{validate_key, validate_prefix};
 use std::collections::BTreeMap;
@@ -19,15 +19,6 @@ impl MemoryStore {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
         self.entries.write().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn keys_below<'a>(
-        map: &'a BTreeMap<String, Vec<u8>>,
-        prefix: &'a str,
-    ) -> impl Iterator<Item = &'a String> + 'a {
-        map.range(prefix.to_string()..)
-            .map(|(k, _)| k)
-            .take_while(move |k| k.starts_with(prefix))
     }
 }
 
@@ -66,24 +57,12 @@ impl Store for MemoryStore {
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
-        Ok(Self::keys_below(&self.read(), prefix).cloned().collect())
+        Ok(sorted_keys::list_prefix(&self.read(), prefix))
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
-        let map = self.read();
-        let mut names: Vec<String> = Self::keys_below(&map, prefix)
-            .map(|k| {
-                k[prefix.len()..]
-                    .split('/')
-                    .next()
-                    .unwrap_or_default()
-                    .to_string()
-            })
-            .collect();
-        names.sort();
-        names.dedup();
-        Ok(names)
+        Ok(sorted_keys::list_dir(&self.read(), prefix))
     }
 }
 

@@ -5,9 +5,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 mod directory;
 mod memory;
+mod sorted_keys;
+mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
 /// empty or end with `/`. Implementations must be safe to use from several threads at once.
@@ -38,6 +41,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+    /// Makes every change so far durable where the backend defers it (a zip store opened for
+    /// writing writes its archive); nothing to do for the others.
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Random access to one stored value.
@@ -97,10 +105,13 @@ pub struct StoreHandle {
 }
 
 impl StoreHandle {
-    /// Opens `location`: `"memory:"` for a new in-memory store, anything else a directory path.
+    /// Opens `location`: `"memory:"` for a new in-memory store, a path ending in `.zip` (that is
+    /// not an existing directory) for a [`ZipStore`], anything else a directory path.
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
         let backend: Box<dyn Store> = if location == "memory:" {
             Box::new(MemoryStore::default())
+        } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
+            Box::new(ZipStore::open(location, mode)?)
         } else {
             Box::new(DirectoryStore::open(location, mode)?)
         };
@@ -152,6 +163,13 @@ impl StoreHandle {
     /// The names one level below `prefix`.
     pub fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
         self.backend.list_dir(prefix)
+    }
+
+    /// Finishes what the backend defers: a zip store opened for writing writes its archive.
+    /// The handle stays usable; later changes are written by the next close (or, unreported,
+    /// when the last reference to the store goes away).
+    pub fn close(&self) -> Result<()> {
+        self.backend.flush()
     }
 
     /// Fails with [`Error::ReadOnly`] naming `what` unless the store is writable.
