@@ -116,3 +116,20 @@ fn records_round_trip_and_select_fields() {
     assert!(a.read_fields(&[0], &[1], &["nope"], &mut [0u8; 2]).is_err());
     assert!(a.read_fields(&[0], &[1], &["a"], &mut [0u8; 3]).is_err());
 }
+
+/// Selection errors name the array they concern.
+#[test]
+fn selection_errors_name_the_array() {
+    let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+    let meta = json!({"shape": [4], "chunks": [2], "dtype": "<i4"}).to_string();
+    let a = Array::create(store, "sensors/temperature", &meta).unwrap();
+    let errors = [
+        a.read_region(&[3], &[2], &mut [0u8; 8]).unwrap_err(),
+        a.write_region(&[0], &[1], &[0u8; 3]).unwrap_err(),
+        a.read_points(1, &[9], &mut [0u8; 4]).unwrap_err(),
+        a.vlen_size(&[0], &[1]).unwrap_err(),
+    ];
+    for err in errors {
+        assert!(err.to_string().contains("sensors/temperature"), "{err}");
+    }
+}

@@ -160,31 +160,25 @@ impl Array {
             .map_err(|e| e.context(format!("chunk {key:?}")))
     }
 
-    /// Compresses the encoded bytes of an object chunk and stores them under `key`.
-    pub(super) fn store_encoded(&self, key: &str, encoded: &[u8]) -> Result<()> {
-        if self.pipeline.is_identity() {
-            return self.store.set(key, encoded);
-        }
-        let mut compressed = Vec::new();
-        self.pipeline
-            .encode_into(encoded, &mut compressed)
-            .map_err(|e| e.context(format!("chunk {key:?}")))?;
-        self.store.set(key, &compressed)
-    }
-
     /// Encodes a decoded chunk and stores it under `key`; a chunk holding only the fill value
     /// is erased instead, unless the array is set to write empty chunks.
     pub(super) fn store_chunk(&self, key: &str, chunk: &[u8]) -> Result<()> {
         if !self.write_empty_chunks.load(Ordering::Relaxed) && self.is_fill_only(chunk) {
             return self.store.erase(key);
         }
+        self.encode_and_store(key, chunk)
+    }
+
+    /// Runs bytes through the pipeline (filters, compressor) into this thread's reusable
+    /// buffer and stores the result under `key`; with no codec the bytes are stored as they are.
+    pub(super) fn encode_and_store(&self, key: &str, bytes: &[u8]) -> Result<()> {
         if self.pipeline.is_identity() {
-            return self.store.set(key, chunk);
+            return self.store.set(key, bytes);
         }
         let mut encoded = STORED.with(Cell::take);
         let result = self
             .pipeline
-            .encode_into(chunk, &mut encoded)
+            .encode_into(bytes, &mut encoded)
             .map_err(|e| e.context(format!("chunk {key:?}")))
             .and_then(|()| self.store.set(key, &encoded));
         if encoded.capacity() <= KEEP_BUFFER_BYTES {

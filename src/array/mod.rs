@@ -205,6 +205,24 @@ impl Array {
         self.object.as_ref()
     }
 
+    /// Prefixes an error about a selection or buffer with the array's path.
+    fn named(&self, err: Error) -> Error {
+        err.context(format!("array {:?}", self.path))
+    }
+
+    /// Checks an orthogonal selection against the array and maps it onto its chunks.
+    fn plan(
+        &self,
+        selection: &[crate::selection::DimSelection],
+    ) -> Result<crate::selection::OrthogonalPlan> {
+        crate::selection::OrthogonalPlan::new(
+            &self.metadata.shape,
+            &self.metadata.chunks,
+            selection,
+        )
+        .map_err(|e| self.named(e))
+    }
+
     /// Fails for object arrays, whose values have no fixed size (they have their own calls).
     fn require_fixed_size(&self) -> Result<()> {
         match self.object {

@@ -188,14 +188,15 @@ impl Array {
         how: &ElementCopy,
     ) -> Result<()> {
         self.require_fixed_size()?;
-        let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
+        let plan = self.plan(selection)?;
         let layout = BufferLayout::new(
             plan.out_shape(),
             how.dst_size,
             buffer_strides,
             out.len(),
             true,
-        )?;
+        )
+        .map_err(|e| self.named(e))?;
         let fill = self.converted_fill(how);
         let out = SharedBuffer::new(out);
         self.for_each_task(&plan, |task| self.read_task(task, &layout, out, how, &fill))
@@ -210,14 +211,15 @@ impl Array {
     ) -> Result<()> {
         self.store.check_writable(&self.path)?;
         self.require_fixed_size()?;
-        let plan = OrthogonalPlan::new(&self.metadata.shape, &self.metadata.chunks, selection)?;
+        let plan = self.plan(selection)?;
         let layout = BufferLayout::new(
             plan.out_shape(),
             how.src_size,
             buffer_strides,
             data.len(),
             false,
-        )?;
+        )
+        .map_err(|e| self.named(e))?;
         self.for_each_task(&plan, |task| self.write_task(task, &layout, data, how))
     }
 

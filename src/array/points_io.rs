@@ -49,14 +49,15 @@ impl Array {
 
     fn point_plan(&self, npoints: usize, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
         self.require_fixed_size()?;
-        let plan = PointPlan::new(&self.metadata.shape, &self.metadata.chunks, npoints, coords)?;
+        let plan = PointPlan::new(&self.metadata.shape, &self.metadata.chunks, npoints, coords)
+            .map_err(|e| self.named(e))?;
         let needed = plan.len() as u64 * self.item_size() as u64;
         if needed != buffer_len as u64 {
-            return Err(Error::BufferSize(format!(
+            return Err(self.named(Error::BufferSize(format!(
                 "{} points of {} need {needed} bytes but the buffer has {buffer_len}",
                 plan.len(),
                 self.metadata.dtype.typestr()
-            )));
+            ))));
         }
         Ok(plan)
     }

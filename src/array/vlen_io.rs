@@ -131,7 +131,7 @@ impl Array {
                 &self.metadata.chunks,
                 &mut encoded,
             )?;
-            self.store_encoded(&key, &encoded)
+            self.encode_and_store(&key, &encoded)
         })
     }
 
@@ -143,11 +143,7 @@ impl Array {
                 self.metadata.dtype.typestr()
             ))
         })?;
-        let plan = OrthogonalPlan::new(
-            &self.metadata.shape,
-            &self.metadata.chunks,
-            &box_selection(start, count, None)?,
-        )?;
+        let plan = self.plan(&box_selection(start, count, None)?)?;
         Ok((codec, plan))
     }
 
