@@ -2,7 +2,6 @@
 
 use super::Array;
 use crate::error::Result;
-use crate::metadata::{ZARRAY, ZATTRS};
 use crate::path;
 use serde_json::{json, Value};
 
@@ -18,31 +17,31 @@ impl Array {
             if let Some(value) = self.store.open_value(&key)? {
                 stored += value.len();
             }
-            let name = &key[prefix.len()..];
-            if name != ZARRAY && name != ZATTRS && self.is_chunk_name(name) {
+            if self.chunk_coords(&key[prefix.len()..]).is_some() {
                 chunks_initialized += 1;
             }
         }
         let meta = &self.metadata;
-        let chunks_total = meta
-            .shape
+        let shape = self.shape();
+        let chunks_total = shape
             .iter()
             .zip(&meta.chunks)
             .map(|(&n, &c)| n.div_ceil(c))
-            .product::<u64>();
-        let nbytes = (self.object.is_none()).then(|| {
-            meta.shape
-                .iter()
-                .product::<u64>()
-                .saturating_mul(self.item_size() as u64)
-        });
+            .try_fold(1u64, u64::checked_mul);
+        let nbytes = (self.object.is_none())
+            .then(|| {
+                shape
+                    .iter()
+                    .try_fold(self.item_size() as u64, |acc, &n| acc.checked_mul(n))
+            })
+            .flatten();
         let ratio = nbytes
             .filter(|_| stored > 0)
             .map(|n| n as f64 / stored as f64);
         Ok(json!({
             "path": self.path,
             "dtype": meta.dtype.to_json(),
-            "shape": meta.shape,
+            "shape": shape,
             "chunks": meta.chunks,
             "order": self.metadata_json()["order"],
             "compressor": self.pipeline.compressor_config(),
@@ -55,15 +54,35 @@ impl Array {
         }))
     }
 
-    /// Whether a key name below the array is one of its chunk keys (`"3.1"` or `"3/1"`).
-    fn is_chunk_name(&self, name: &str) -> bool {
+    /// The grid position of the chunk a key name below the array names (`"3.1"` or `"3/1"`;
+    /// `"0"` for a 0-d array, whose position is empty); `None` for other names.
+    pub(super) fn chunk_coords(&self, name: &str) -> Option<Vec<u64>> {
         let sep = self.metadata.dimension_separator.as_char();
-        let ndim = self.metadata.shape.len().max(1);
-        let parts: Vec<&str> = name.split(sep).collect();
-        parts.len() == ndim
-            && parts
-                .iter()
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        let coords = name
+            .split(sep)
+            .map(
+                |p| match !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
+                    true => p.parse::<u64>().ok(),
+                    false => None,
+                },
+            )
+            .collect::<Option<Vec<u64>>>()?;
+        match (self.ndim(), coords.as_slice()) {
+            (0, [0]) => Some(Vec::new()),
+            (n, _) if n == coords.len() => Some(coords),
+            _ => None,
+        }
+    }
+
+    /// The grid positions of the chunks stored for this array.
+    pub(super) fn stored_chunks(&self) -> Result<Vec<Vec<u64>>> {
+        let prefix = path::join(&self.path, "");
+        Ok(self
+            .store
+            .list_prefix(&prefix)?
+            .iter()
+            .filter_map(|key| self.chunk_coords(&key[prefix.len()..]))
+            .collect())
     }
 }
 

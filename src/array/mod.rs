@@ -10,13 +10,14 @@ use crate::store::StoreHandle;
 use crate::strided::{dense_strides, is_c_contiguous, ElementCopy};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 mod buffer;
 mod chunk_io;
 mod info;
 mod orthogonal_io;
 mod points_io;
+mod resize;
 mod vlen_io;
 
 pub use orthogonal_io::box_selection;
@@ -26,7 +27,12 @@ pub use orthogonal_io::box_selection;
 pub struct Array {
     store: Arc<StoreHandle>,
     path: String,
+    /// The metadata as opened; its `shape` is the shape at open (see [`Array::shape`]).
     metadata: ArrayMetadata,
+    /// The current shape: resizing changes it, so every operation takes a snapshot.
+    shape: RwLock<Vec<u64>>,
+    /// Serialises resizes through this handle.
+    resizing: Mutex<()>,
     /// The filters (after any object codec) and the compressor.
     pipeline: CodecPipeline,
     /// One element of the fill value in native byte order (zeros for a `null` fill value).
@@ -142,6 +148,8 @@ impl Array {
         Ok(Array {
             store,
             path,
+            shape: RwLock::new(metadata.shape.clone()),
+            resizing: Mutex::new(()),
             metadata,
             pipeline,
             fill_native,
@@ -155,14 +163,31 @@ impl Array {
         })
     }
 
-    /// The array's metadata.
+    /// The array's metadata as opened: everything but the shape stays true for the handle's
+    /// life; the current shape is [`Array::shape`].
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.metadata
     }
 
-    /// The `.zarray` document as libzarr understands it (all keys, sorted; canonical values).
+    /// The current shape (a snapshot: [`Array::resize`] may change it).
+    pub fn shape(&self) -> Vec<u64> {
+        self.shape
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.metadata.chunks.len()
+    }
+
+    /// The `.zarray` document as libzarr understands it (all keys, sorted; canonical values;
+    /// the current shape).
     pub fn metadata_json(&self) -> Value {
-        metadata::sort_keys(&self.metadata.to_value())
+        let mut doc = self.metadata.to_value();
+        doc["shape"] = self.shape().into();
+        metadata::sort_keys(&doc)
     }
 
     /// The normalised logical path.
@@ -215,12 +240,8 @@ impl Array {
         &self,
         selection: &[crate::selection::DimSelection],
     ) -> Result<crate::selection::OrthogonalPlan> {
-        crate::selection::OrthogonalPlan::new(
-            &self.metadata.shape,
-            &self.metadata.chunks,
-            selection,
-        )
-        .map_err(|e| self.named(e))
+        crate::selection::OrthogonalPlan::new(&self.shape(), &self.metadata.chunks, selection)
+            .map_err(|e| self.named(e))
     }
 
     /// Fails for object arrays, whose values have no fixed size (they have their own calls).

@@ -272,7 +272,7 @@ impl Array {
         self.chunk_is_c_order
             && how.is_plain()
             && how.src_size == how.dst_size
-            && task.is_whole_chunk(&self.metadata.shape, &self.metadata.chunks)
+            && task.is_whole_chunk()
             && is_c_contiguous(&self.metadata.chunks, &buffer.strides, self.item_size())
     }
 
@@ -368,12 +368,11 @@ impl Array {
             let start: usize = dims.iter().map(|d| d[0].0).sum();
             return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);
         }
-        let (shape, chunks) = (&self.metadata.shape, &self.metadata.chunks);
         with_scratch(self.chunk_nbytes, |chunk| {
             // Writing some fields of a record keeps the others: the old chunk is always needed.
-            if !how.ranges.is_empty() || !task.covers_chunk_in_array(shape, chunks) {
+            if !how.ranges.is_empty() || !task.covers_chunk_in_array() {
                 self.load_chunk(&key, chunk)?;
-            } else if !task.is_whole_chunk(shape, chunks) {
+            } else if !task.is_whole_chunk() {
                 // An edge chunk: its overhang holds no data, so it gets the fill value.
                 self.fill_chunk(chunk);
             }

@@ -49,7 +49,7 @@ impl Array {
 
     fn point_plan(&self, npoints: usize, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
         self.require_fixed_size()?;
-        let plan = PointPlan::new(&self.metadata.shape, &self.metadata.chunks, npoints, coords)
+        let plan = PointPlan::new(&self.shape(), &self.metadata.chunks, npoints, coords)
             .map_err(|e| self.named(e))?;
         let needed = plan.len() as u64 * self.item_size() as u64;
         if needed != buffer_len as u64 {

@@ -98,11 +98,10 @@ impl Array {
         let swap = codec.byte_swap();
         let elem = codec.element_size();
         let fill = self.fill_item(codec)?;
-        let (shape, chunks) = (&self.metadata.shape, &self.metadata.chunks);
         self.for_each_task(&plan, |task| {
             let key = self.chunk_key(&task.coords);
             let _lock = self.store.lock_chunk(&key);
-            let existing = match task.covers_chunk_in_array(shape, chunks) {
+            let existing = match task.covers_chunk_in_array() {
                 true => None,
                 false => Some(self.load_items(codec, task)?),
             };
@@ -153,7 +152,7 @@ impl Array {
     }
 
     /// The stored item of never-written elements.
-    fn fill_item(&self, codec: &ObjectCodec) -> Result<Vec<u8>> {
+    pub(super) fn fill_item(&self, codec: &ObjectCodec) -> Result<Vec<u8>> {
         let fill: serde_json::Value = self.metadata.fill_value.to_json(&self.metadata.dtype);
         codec.fill_item(&fill)
     }

@@ -34,13 +34,13 @@ fn dims_out(
     array: *const zarr_array,
     ndim: usize,
     out: *mut u64,
-    pick: fn(&Array) -> &[u64],
+    pick: fn(&Array) -> Vec<u64>,
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
         let dims = pick(array);
         check_ndim(array, ndim)?;
-        slice_out(out, ndim, "output dimensions")?.copy_from_slice(dims);
+        slice_out(out, ndim, "output dimensions")?.copy_from_slice(&dims);
         Ok(())
     })
 }
@@ -60,7 +60,7 @@ pub(super) fn box_args<'a>(
 }
 
 pub(super) fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
-    let actual = array.metadata().shape.len();
+    let actual = array.ndim();
     if ndim != actual {
         return Err(Error::InvalidArgument(format!(
             "ndim {ndim} does not match array {:?}, which has {actual} dimensions",
@@ -150,12 +150,13 @@ pub unsafe extern "C" fn zarr_array_ndim(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        *out_arg(out_ndim, "out_ndim")? = array.metadata().shape.len();
+        *out_arg(out_ndim, "out_ndim")? = array.ndim();
         Ok(())
     })
 }
 
-/// Writes the array's shape into `out_shape` (`ndim` entries; `ndim` must match the array).
+/// Writes the array's current shape into `out_shape` (`ndim` entries; `ndim` must match the
+/// array).
 ///
 /// # Safety
 /// `array` must be a live handle and `out_shape` hold `ndim` writable entries.
@@ -165,7 +166,7 @@ pub unsafe extern "C" fn zarr_array_shape(
     ndim: usize,
     out_shape: *mut u64,
 ) -> zarr_status {
-    dims_out(array, ndim, out_shape, |a| &a.metadata().shape)
+    dims_out(array, ndim, out_shape, Array::shape)
 }
 
 /// Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array).
@@ -178,7 +179,7 @@ pub unsafe extern "C" fn zarr_array_chunks(
     ndim: usize,
     out_chunks: *mut u64,
 ) -> zarr_status {
-    dims_out(array, ndim, out_chunks, |a| &a.metadata().chunks)
+    dims_out(array, ndim, out_chunks, |a| a.metadata().chunks.clone())
 }
 
 /// Writes the fill value (one element, native byte order) into `out`, whose size

@@ -81,7 +81,7 @@ pub unsafe extern "C" fn zarr_store_move(
 /// Diagnostics like zarr-python's `info`, as JSON: `path`, `dtype`, `shape`, `chunks`,
 /// `order`, `compressor`, `filters`, `nbytes` (the values; null for object arrays),
 /// `nbytes_stored` (all of the array's keys), `storage_ratio`, `chunks_initialized` and
-/// `chunks_total`. Free with `zarr_string_free`.
+/// `chunks_total` (`nbytes` and `chunks_total` are null where they exceed 2^64 - 1). Free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.

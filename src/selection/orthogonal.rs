@@ -223,6 +223,9 @@ impl DimMap {
 /// An orthogonal selection checked against an array and mapped onto its chunk grid.
 #[derive(Debug)]
 pub struct OrthogonalPlan {
+    /// The array's shape and chunk shape when the selection was planned.
+    shape: Vec<u64>,
+    chunks: Vec<u64>,
     maps: Vec<DimMap>,
     out_shape: Vec<u64>,
     elements: u64,
@@ -236,6 +239,9 @@ pub struct ChunkTask<'a> {
     pub coords: Vec<u64>,
     /// What the chunk contributes along each dimension.
     pub parts: Vec<DimPart<'a>>,
+    /// The array's shape and chunk shape the plan was made for.
+    shape: &'a [u64],
+    chunks: &'a [u64],
 }
 
 impl OrthogonalPlan {
@@ -279,6 +285,8 @@ impl OrthogonalPlan {
             maps.iter().map(DimMap::n_chunks).product()
         };
         Ok(OrthogonalPlan {
+            shape: shape.to_vec(),
+            chunks: chunks.to_vec(),
             maps,
             out_shape,
             elements,
@@ -313,14 +321,20 @@ impl OrthogonalPlan {
             parts.push(part);
         }
         parts.reverse();
-        ChunkTask { coords, parts }
+        ChunkTask {
+            coords,
+            parts,
+            shape: &self.shape,
+            chunks: &self.chunks,
+        }
     }
 }
 
 impl ChunkTask<'_> {
     /// Whether the task selects every position of its chunk that lies inside the array, each
     /// once and in order (so a write need not read the old chunk).
-    pub fn covers_chunk_in_array(&self, shape: &[u64], chunks: &[u64]) -> bool {
+    pub fn covers_chunk_in_array(&self) -> bool {
+        let (shape, chunks) = (self.shape, self.chunks);
         self.parts.iter().enumerate().all(|(d, part)| {
             let in_array = chunks[d].min(shape[d] - self.coords[d] * chunks[d]);
             match *part {
@@ -333,12 +347,12 @@ impl ChunkTask<'_> {
     }
 
     /// Whether the task selects the whole chunk, in order, with no overhang.
-    pub fn is_whole_chunk(&self, shape: &[u64], chunks: &[u64]) -> bool {
-        self.covers_chunk_in_array(shape, chunks)
+    pub fn is_whole_chunk(&self) -> bool {
+        self.covers_chunk_in_array()
             && self
                 .parts
                 .iter()
-                .zip(chunks)
+                .zip(self.chunks)
                 .all(|(p, &c)| matches!(*p, DimPart::Range { n, .. } if n == c))
     }
 }
@@ -506,13 +520,13 @@ mod tests {
         let (shape, chunks) = ([10u64], [4u64]);
         let plan = OrthogonalPlan::new(&shape, &chunks, &[DimSelection::range(0, 10)]).unwrap();
         let tasks: Vec<ChunkTask> = (0..plan.chunk_count()).map(|i| plan.chunk(i)).collect();
-        assert!(tasks[0].is_whole_chunk(&shape, &chunks));
-        assert!(!tasks[2].is_whole_chunk(&shape, &chunks));
-        assert!(tasks[2].covers_chunk_in_array(&shape, &chunks));
+        assert!(tasks[0].is_whole_chunk());
+        assert!(!tasks[2].is_whole_chunk());
+        assert!(tasks[2].covers_chunk_in_array());
         let plan = OrthogonalPlan::new(&shape, &chunks, &[DimSelection::Indices(vec![0, 1, 2, 3])])
             .unwrap();
-        assert!(!plan.chunk(0).covers_chunk_in_array(&shape, &chunks));
+        assert!(!plan.chunk(0).covers_chunk_in_array());
         let plan = OrthogonalPlan::new(&shape, &chunks, &[DimSelection::range(1, 8)]).unwrap();
-        assert!(!plan.chunk(0).covers_chunk_in_array(&shape, &chunks));
+        assert!(!plan.chunk(0).covers_chunk_in_array());
     }
 }
