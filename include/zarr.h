@@ -103,7 +103,8 @@ typedef struct {
 } zarr_dim_selection;
 
 /**
- * How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`.
+ * How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`, optionally
+ * combined (`|`) with `ZARR_OPEN_IGNORE_CONSOLIDATED`.
  */
 typedef int32_t zarr_open_mode;
 
@@ -288,6 +289,12 @@ typedef int32_t zarr_open_mode;
  */
 #define ZARR_MODE_WRITE 1
 
+/**
+ * Flag: do not use the store's consolidated metadata (`.zmetadata`); read every node's own
+ * `.zarray`/`.zgroup`/`.zattrs` instead.
+ */
+#define ZARR_OPEN_IGNORE_CONSOLIDATED 16
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -353,7 +360,8 @@ zarr_status zarr_array_close(zarr_array *array);
 zarr_status zarr_array_ndim(const zarr_array *array, size_t *out_ndim);
 
 /**
- * Writes the array's shape into `out_shape` (`ndim` entries; `ndim` must match the array).
+ * Writes the array's current shape into `out_shape` (`ndim` entries; `ndim` must match the
+ * array).
  *
  * # Safety
  * `array` must be a live handle and `out_shape` hold `ndim` writable entries.
@@ -687,12 +695,47 @@ zarr_status zarr_store_move(zarr_store *store, const char *from, const char *to)
  * Diagnostics like zarr-python's `info`, as JSON: `path`, `dtype`, `shape`, `chunks`,
  * `order`, `compressor`, `filters`, `nbytes` (the values; null for object arrays),
  * `nbytes_stored` (all of the array's keys), `storage_ratio`, `chunks_initialized` and
- * `chunks_total`. Free with `zarr_string_free`.
+ * `chunks_total` (`nbytes` and `chunks_total` are null where they exceed 2^64 - 1). Free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
  */
-zarr_status zarr_array_info_json(const zarr_array *array, char **out_json);
+zarr_status zarr_array_info_json(const zarr_array *array,
+                                 char **out_json);
+
+/**
+ * Changes the array's shape to `new_shape` (`ndim` entries; `ndim` must match the array),
+ * like zarr-python's `resize`. Data inside both the old and the new shape is kept, and so
+ * are the attributes. Chunks wholly outside the new shape are deleted from the store; where a
+ * dimension shrinks, the part of its edge chunks beyond the new length is reset to the fill
+ * value, so growing the array again later shows the fill value there, never old data.
+ * `.zarray` is rewritten last, with only its `shape` changed. A read-only store is
+ * `ZARR_ERR_READ_ONLY`.
+ *
+ * Calls already running on this handle finish with the shape they started with; other
+ * handles open on the same array keep their shape until reopened.
+ *
+ * # Safety
+ * `array` must be a live handle and `new_shape` hold `ndim` readable entries.
+ */
+zarr_status zarr_array_resize(zarr_array *array, size_t ndim, const uint64_t *new_shape);
+
+/**
+ * Appends `count` positions along dimension `axis` and writes `data` into them, like
+ * zarr-python's `append`: `data` holds an array of the current shape with `axis` replaced by
+ * `count` (C order, native byte order, `data_size` = its element count × item size bytes;
+ * anything else is `ZARR_ERR_BUFFER_SIZE`). If the write fails, the array is shrunk back to
+ * its old shape and the write's status returned. Object (`|O`) arrays are
+ * `ZARR_ERR_INVALID_ARGUMENT`: resize them and write the new part with `zarr_array_write_vlen`.
+ *
+ * # Safety
+ * `array` must be a live handle and `data` hold `data_size` readable bytes.
+ */
+zarr_status zarr_array_append(zarr_array *array,
+                              size_t axis,
+                              uint64_t count,
+                              const void *data,
+                              size_t data_size);
 
 /**
  * Reads a strided box: `count[d]` elements from `start[d]`, `step[d]` apart (`step` NULL: 1)
@@ -841,6 +884,14 @@ const char *zarr_status_name(zarr_status status);
  * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
  * it is created and written by `zarr_store_close`, members stored uncompressed as
  * zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
+ *
+ * When the store has consolidated metadata (`.zmetadata` at its root, as written by
+ * `zarr_consolidate_metadata` or zarr-python's `consolidate_metadata`), it is read once here
+ * and every array and group metadata and attributes lookup is answered from it, unless `mode`
+ * includes `ZARR_OPEN_IGNORE_CONSOLIDATED`. A `.zmetadata` that cannot be parsed is
+ * `ZARR_ERR_INVALID_METADATA`. Changes made through this handle keep what it uses current;
+ * changes made by others show after `zarr_store_refresh_consolidated`.
+ *
  * On success `*out_store` receives a handle to release with `zarr_store_close`.
  *
  * # Safety
@@ -858,6 +909,37 @@ zarr_status zarr_store_open(const char *location, zarr_open_mode mode, zarr_stor
  * `store` must be NULL or a handle from `zarr_store_open` that was not closed yet.
  */
 zarr_status zarr_store_close(zarr_store *store);
+
+/**
+ * Writes consolidated metadata for the whole store: a `.zmetadata` document at its root
+ * holding every `.zarray`, `.zgroup` and `.zattrs`, in zarr-python's format (which
+ * zarr-python's `open_consolidated` reads). The store uses it from then on. Call it again
+ * after changing the hierarchy's metadata to bring `.zmetadata` up to date. A read-only store
+ * is `ZARR_ERR_READ_ONLY`; an unreadable metadata document is `ZARR_ERR_INVALID_METADATA`
+ * naming its key.
+ *
+ * # Safety
+ * `store` must be a live handle.
+ */
+zarr_status zarr_consolidate_metadata(zarr_store *store);
+
+/**
+ * Reads the store's `.zmetadata` again, for when others changed it since the store was
+ * opened; without one, metadata is read from each node again. `*out_in_use` (may be NULL)
+ * tells whether consolidated metadata is in use afterwards.
+ *
+ * # Safety
+ * `store` must be a live handle; `out_in_use` NULL or writable.
+ */
+zarr_status zarr_store_refresh_consolidated(zarr_store *store, bool *out_in_use);
+
+/**
+ * Whether the store answers metadata lookups from consolidated metadata.
+ *
+ * # Safety
+ * `store` must be a live handle and `out_in_use` writable.
+ */
+zarr_status zarr_store_uses_consolidated(const zarr_store *store, bool *out_in_use);
 
 /**
  * The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:

@@ -7,6 +7,7 @@
 
 pub mod array;
 pub mod codec;
+pub mod consolidated;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -5,6 +5,13 @@ use crate::error::{Error, Result};
 /// Names that hold a node's metadata; a path segment with one of these names would shadow it.
 const RESERVED_NAMES: [&str; 4] = [".zarray", ".zgroup", ".zattrs", ".zmetadata"];
 
+/// Whether `key` names a node's metadata document (`.zarray`, `.zgroup` or `.zattrs`): the keys
+/// that consolidated metadata holds.
+pub fn is_metadata_key(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    RESERVED_NAMES[..3].contains(&name)
+}
+
 /// Normalises a logical path: `\` becomes `/`, leading and trailing `/` are stripped and runs
 /// of `/` collapse into one. A `.` or `..` segment, a segment named like a metadata key
 /// (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`), or a NUL character is an error.

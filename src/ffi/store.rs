@@ -1,7 +1,8 @@
 //! `zarr_store`: an open key/value store.
 
-use super::boundary::{give_handle, out_arg, run, str_arg};
+use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
+use crate::consolidated;
 use crate::error::Error;
 use crate::store::{OpenMode, StoreHandle};
 use std::ffi::c_char;
@@ -14,13 +15,17 @@ pub struct zarr_store {
     pub(crate) inner: Arc<StoreHandle>,
 }
 
-/// How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`.
+/// How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`, optionally
+/// combined (`|`) with `ZARR_OPEN_IGNORE_CONSOLIDATED`.
 #[allow(non_camel_case_types)]
 pub type zarr_open_mode = i32;
 /// Read-only: every mutating call returns `ZARR_ERR_READ_ONLY`.
 pub const ZARR_MODE_READ: zarr_open_mode = 0;
 /// Read-write; a directory store is created (with its parents) if missing.
 pub const ZARR_MODE_WRITE: zarr_open_mode = 1;
+/// Flag: do not use the store's consolidated metadata (`.zmetadata`); read every node's own
+/// `.zarray`/`.zgroup`/`.zattrs` instead.
+pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 
 /// Opens the store at `location`: a directory path, a path ending in `.zip` (unless it is an
 /// existing directory) for a zip archive, or `"memory:"` for a new, empty in-memory store.
@@ -28,6 +33,14 @@ pub const ZARR_MODE_WRITE: zarr_open_mode = 1;
 /// `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
 /// it is created and written by `zarr_store_close`, members stored uncompressed as
 /// zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
+///
+/// When the store has consolidated metadata (`.zmetadata` at its root, as written by
+/// `zarr_consolidate_metadata` or zarr-python's `consolidate_metadata`), it is read once here
+/// and every array and group metadata and attributes lookup is answered from it, unless `mode`
+/// includes `ZARR_OPEN_IGNORE_CONSOLIDATED`. A `.zmetadata` that cannot be parsed is
+/// `ZARR_ERR_INVALID_METADATA`. Changes made through this handle keep what it uses current;
+/// changes made by others show after `zarr_store_refresh_consolidated`.
+///
 /// On success `*out_store` receives a handle to release with `zarr_store_close`.
 ///
 /// # Safety
@@ -41,12 +54,15 @@ pub unsafe extern "C" fn zarr_store_open(
     run(|| {
         let location = str_arg(location, "location")?;
         let out = out_arg(out_store, "out_store")?;
-        let mode = match mode {
+        let open_mode = match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
             ZARR_MODE_READ => OpenMode::Read,
             ZARR_MODE_WRITE => OpenMode::Write,
-            other => return Err(Error::InvalidArgument(format!("unknown open mode {other}"))),
+            _ => return Err(Error::InvalidArgument(format!("unknown open mode {mode}"))),
         };
-        let inner = StoreHandle::open(location, mode)?;
+        let inner = StoreHandle::open(location, open_mode)?;
+        if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
+            consolidated::load(&inner)?;
+        }
         give_handle(out, zarr_store { inner });
         Ok(())
     })
@@ -68,5 +84,55 @@ pub unsafe extern "C" fn zarr_store_close(store: *mut zarr_store) -> zarr_status
         // SAFETY: the pointer came from `give_handle` and is closed once, as documented.
         let store = unsafe { Box::from_raw(store) };
         store.inner.close()
+    })
+}
+
+/// Writes consolidated metadata for the whole store: a `.zmetadata` document at its root
+/// holding every `.zarray`, `.zgroup` and `.zattrs`, in zarr-python's format (which
+/// zarr-python's `open_consolidated` reads). The store uses it from then on. Call it again
+/// after changing the hierarchy's metadata to bring `.zmetadata` up to date. A read-only store
+/// is `ZARR_ERR_READ_ONLY`; an unreadable metadata document is `ZARR_ERR_INVALID_METADATA`
+/// naming its key.
+///
+/// # Safety
+/// `store` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_consolidate_metadata(store: *mut zarr_store) -> zarr_status {
+    run(|| consolidated::consolidate(&ref_arg(store, "store")?.inner))
+}
+
+/// Reads the store's `.zmetadata` again, for when others changed it since the store was
+/// opened; without one, metadata is read from each node again. `*out_in_use` (may be NULL)
+/// tells whether consolidated metadata is in use afterwards.
+///
+/// # Safety
+/// `store` must be a live handle; `out_in_use` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_refresh_consolidated(
+    store: *mut zarr_store,
+    out_in_use: *mut bool,
+) -> zarr_status {
+    run(|| {
+        let found = consolidated::load(&ref_arg(store, "store")?.inner)?;
+        if !out_in_use.is_null() {
+            *out_arg(out_in_use, "out_in_use")? = found;
+        }
+        Ok(())
+    })
+}
+
+/// Whether the store answers metadata lookups from consolidated metadata.
+///
+/// # Safety
+/// `store` must be a live handle and `out_in_use` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_uses_consolidated(
+    store: *const zarr_store,
+    out_in_use: *mut bool,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        *out_arg(out_in_use, "out_in_use")? = store.inner.uses_consolidated();
+        Ok(())
     })
 }

@@ -75,7 +75,7 @@ pub fn group_document() -> Vec<u8> {
 pub fn check_attributes(text: &[u8], what: &str) -> Result<String> {
     let text = std::str::from_utf8(text)
         .map_err(|_| Error::InvalidMetadata(format!("{what} is not valid UTF-8")))?;
-    let value: Value = serde_json::from_str(&python_constants_as_null(text))
+    let value: Value = serde_json::from_str(&python_constants_masked(text))
         .map_err(|e| Error::InvalidMetadata(format!("{what} is not valid JSON: {e}")))?;
     if !value.is_object() {
         return Err(Error::InvalidMetadata(format!(
@@ -85,9 +85,10 @@ pub fn check_attributes(text: &[u8], what: &str) -> Result<String> {
     Ok(text.to_string())
 }
 
-/// `text` with every `NaN`, `Infinity` and `-Infinity` token outside strings replaced by
-/// `null`, so that a strict JSON parser can check the rest.
-fn python_constants_as_null(text: &str) -> String {
+/// `text` with every `NaN`, `Infinity` and `-Infinity` token outside strings replaced by a
+/// zero of the same length, so that a strict JSON parser can check the rest and the byte
+/// offsets of what it parses are those of `text`.
+pub fn python_constants_masked(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let (mut in_string, mut escaped) = (false, false);
     let mut rest = text;
@@ -96,11 +97,15 @@ fn python_constants_as_null(text: &str) -> String {
             (in_string, escaped) = (escaped || c != '"', !escaped && c == '\\');
         } else if c == '"' {
             in_string = true;
-        } else if let Some(token) = ["NaN", "Infinity", "-Infinity"]
-            .iter()
-            .find(|t| rest.starts_with(*t))
+        } else if let Some((token, zero)) = [
+            ("NaN", "0.0"),
+            ("Infinity", "0.000000"),
+            ("-Infinity", "-0.000000"),
+        ]
+        .iter()
+        .find(|(t, _)| rest.starts_with(*t))
         {
-            out.push_str("null");
+            out.push_str(zero);
             rest = &rest[token.len()..];
             continue;
         }
@@ -147,8 +152,8 @@ mod tests {
         let text = r#"{"a": NaN, "b": [Infinity, -Infinity], "NaN": "x\" NaN"}"#;
         assert_eq!(check_attributes(text.as_bytes(), "x").unwrap(), text);
         assert_eq!(
-            python_constants_as_null(text),
-            r#"{"a": null, "b": [null, null], "NaN": "x\" NaN"}"#
+            python_constants_masked(text),
+            r#"{"a": 0.0, "b": [0.000000, -0.000000], "NaN": "x\" NaN"}"#
         );
     }
 

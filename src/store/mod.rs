@@ -1,7 +1,9 @@
 //! Key/value stores behind one trait, and the [`StoreHandle`] that arrays and groups share.
 
 use crate::error::{Error, Result};
-use std::sync::{Arc, Mutex, MutexGuard};
+use crate::path;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod directory;
 mod memory;
@@ -94,14 +96,21 @@ pub enum OpenMode {
 /// Number of lock stripes guarding read-modify-write of chunks.
 const CHUNK_LOCK_STRIPES: usize = 256;
 
-/// An open store: the backend, the mode it was opened with, and the chunk locks that make
-/// partial-chunk writes through any array of this store safe against each other.
+/// Metadata documents by key, read at once from consolidated metadata.
+pub type MetadataDocuments = BTreeMap<String, Vec<u8>>;
+
+/// An open store: the backend, the mode it was opened with, the chunk locks that make
+/// partial-chunk writes through any array of this store safe against each other, and the
+/// consolidated metadata in use, if any.
 #[derive(Debug)]
 pub struct StoreHandle {
     backend: Box<dyn Store>,
     mode: OpenMode,
     location: String,
     chunk_locks: Vec<Mutex<()>>,
+    /// When set, every metadata key ([`path::is_metadata_key`]) is read from here instead of
+    /// the backend; writes through this handle go to both.
+    consolidated: RwLock<Option<MetadataDocuments>>,
 }
 
 impl StoreHandle {
@@ -120,39 +129,113 @@ impl StoreHandle {
             mode,
             location: location.to_string(),
             chunk_locks: (0..CHUNK_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            consolidated: RwLock::new(None),
         }))
+    }
+
+    /// The location the store was opened at.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Whether the store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.mode == OpenMode::Read
+    }
+
+    /// Answers metadata keys from the given documents instead of the backend (`None` stops
+    /// that). Later writes through this handle keep the documents up to date.
+    pub fn use_consolidated(&self, documents: Option<MetadataDocuments>) {
+        *self
+            .consolidated
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = documents;
+    }
+
+    /// Whether metadata keys are answered from consolidated metadata.
+    pub fn uses_consolidated(&self) -> bool {
+        self.consolidated_view().is_some()
+    }
+
+    fn consolidated_view(&self) -> std::sync::RwLockReadGuard<'_, Option<MetadataDocuments>> {
+        self.consolidated
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The consolidated document under `key` when consolidated metadata answers that key.
+    fn consolidated_get(&self, key: &str) -> Option<Option<Vec<u8>>> {
+        if !path::is_metadata_key(key) {
+            return None;
+        }
+        let view = self.consolidated_view();
+        Some(view.as_ref()?.get(key).cloned())
+    }
+
+    /// Keeps consolidated metadata in use up to date with a write of `key`.
+    fn update_consolidated(&self, key: &str, value: Option<&[u8]>) {
+        if !path::is_metadata_key(key) {
+            return;
+        }
+        let mut view = self
+            .consolidated
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(documents) = view.as_mut() {
+            match value {
+                Some(v) => documents.insert(key.to_string(), v.to_vec()),
+                None => documents.remove(key),
+            };
+        }
     }
 
     /// The value under `key`, if any.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        self.backend.get(key)
+        match self.consolidated_get(key) {
+            Some(answer) => Ok(answer),
+            None => self.backend.get(key),
+        }
     }
 
     /// Reads the value under `key` into `buf`, reusing its capacity; `false` if there is none.
     pub fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        if let Some(answer) = self.consolidated_get(key) {
+            buf.clear();
+            return Ok(answer.map(|v| buf.extend_from_slice(&v)).is_some());
+        }
         self.backend.get_into(key, buf)
     }
 
     /// Opens the value under `key` for reading parts of it; `None` if missing.
     pub fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
-        self.backend.open_value(key)
+        match self.consolidated_get(key) {
+            Some(answer) => Ok(answer.map(|v| Box::new(v) as Box<dyn ValueReader>)),
+            None => self.backend.open_value(key),
+        }
     }
 
     /// Whether `key` holds a value.
     pub fn contains(&self, key: &str) -> Result<bool> {
-        self.backend.contains(key)
+        match self.consolidated_get(key) {
+            Some(answer) => Ok(answer.is_some()),
+            None => self.backend.contains(key),
+        }
     }
 
     /// Stores a value; refused on a read-only store.
     pub fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         self.check_writable(key)?;
-        self.backend.set(key, value)
+        self.backend.set(key, value)?;
+        self.update_consolidated(key, Some(value));
+        Ok(())
     }
 
     /// Removes a key; refused on a read-only store.
     pub fn erase(&self, key: &str) -> Result<()> {
         self.check_writable(key)?;
-        self.backend.erase(key)
+        self.backend.erase(key)?;
+        self.update_consolidated(key, None);
+        Ok(())
     }
 
     /// Every key below `prefix`.

@@ -1,0 +1,89 @@
+/* Consolidated metadata through the public header: writing .zmetadata, opening with it (the
+ * per-node documents are then not read), ignoring it, keeping it current through the handle,
+ * refreshing it, and bad documents. */
+#include "check.h"
+#include "testutil.h"
+
+static int uses(zarr_store *s) {
+    bool in_use = false;
+    CHECK_OK(zarr_store_uses_consolidated(s, &in_use));
+    return in_use;
+}
+
+int main(void) {
+    char *dir = tmpdir_make();
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_array *a = create_array(s, "g/a", "{\"shape\": [4], \"chunks\": [2], \"dtype\": \"<i2\"}");
+    int16_t data[4] = {1, 2, 3, 4}, back[4] = {0};
+    uint64_t start[1] = {0}, count[1] = {4};
+    CHECK_OK(zarr_array_write(a, 1, start, count, data, sizeof data));
+    CHECK_OK(zarr_array_attrs_set(a, "{\"scale\": NaN}"));
+    zarr_array_close(a);
+    CHECK(!uses(s));
+    CHECK_OK(zarr_consolidate_metadata(s));
+    CHECK(uses(s));
+    CHECK(file_exists(strf("%s/.zmetadata", dir)));
+    CHECK_OK(zarr_store_close(s));
+
+    /* Remove the per-node documents: a consolidated open still finds everything. */
+    CHECK(remove(strf("%s/g/a/.zarray", dir)) == 0);
+    CHECK(remove(strf("%s/g/a/.zattrs", dir)) == 0);
+    CHECK(remove(strf("%s/g/.zgroup", dir)) == 0);
+    s = open_store(dir, ZARR_MODE_READ);
+    CHECK(uses(s));
+    a = open_array(s, "g/a");
+    if (a) {
+        CHECK_OK(zarr_array_read(a, 1, start, count, back, sizeof back));
+        CHECK(memcmp(back, data, sizeof data) == 0);
+        char *attrs = NULL;
+        if (CHECK_OK(zarr_array_attrs_get(a, &attrs))) CHECK_JSON_HAS(attrs, "\"scale\":NaN");
+        zarr_string_free(attrs);
+        zarr_array_close(a);
+    }
+    zarr_group *g = NULL;
+    CHECK_OK(zarr_group_open(s, "g", &g));
+    zarr_group_close(g);
+    CHECK_STATUS(zarr_consolidate_metadata(s), ZARR_ERR_READ_ONLY);
+    zarr_store_close(s);
+
+    /* Ignoring it, the removed documents are missing. */
+    s = open_store(dir, ZARR_MODE_READ | ZARR_OPEN_IGNORE_CONSOLIDATED);
+    CHECK(!uses(s));
+    zarr_array *missing = NULL;
+    CHECK_STATUS(zarr_array_open(s, "g/a", &missing), ZARR_ERR_NOT_FOUND);
+    zarr_store_close(s);
+    CHECK_STATUS(zarr_store_open(dir, 0x20, &s), ZARR_ERR_INVALID_ARGUMENT);
+
+    /* Writes through a consolidated handle keep its view current; .zmetadata on disk goes
+     * stale until consolidated again, and another handle sees the change after a refresh. */
+    s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_store *other = open_store(dir, ZARR_MODE_READ);
+    a = create_array(s, "g/b", "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"<f4\"}");
+    zarr_array_close(a);
+    zarr_node_kind kind = ZARR_NODE_NONE;
+    CHECK_OK(zarr_store_node_kind(s, "g/b", &kind));
+    CHECK(kind == ZARR_NODE_ARRAY);
+    CHECK_OK(zarr_store_node_kind(other, "g/b", &kind));
+    CHECK(kind == ZARR_NODE_NONE);
+    CHECK_OK(zarr_consolidate_metadata(s));
+    bool in_use = false;
+    CHECK_OK(zarr_store_refresh_consolidated(other, &in_use));
+    CHECK(in_use);
+    CHECK_OK(zarr_store_node_kind(other, "g/b", &kind));
+    CHECK(kind == ZARR_NODE_ARRAY);
+    CHECK_OK(zarr_store_refresh_consolidated(other, NULL));
+    zarr_store_close(other);
+    zarr_store_close(s);
+
+    /* A corrupt .zmetadata is a clear error, and can be ignored. */
+    const char *bad = "{\"metadata\": {\"../.zarray\": {}}, \"zarr_consolidated_format\": 1}";
+    CHECK(file_write(strf("%s/.zmetadata", dir), bad, strlen(bad)));
+    CHECK_ERR(zarr_store_open(dir, ZARR_MODE_READ, &s));
+    CHECK_OK(zarr_store_open(dir, ZARR_MODE_READ | ZARR_OPEN_IGNORE_CONSOLIDATED, &s));
+    zarr_store_close(s);
+    CHECK(file_write(strf("%s/.zmetadata", dir), "{\"metadata\": [", 14));
+    CHECK_STATUS(zarr_store_open(dir, ZARR_MODE_READ, &s), ZARR_ERR_INVALID_METADATA);
+    CHECK_STATUS(zarr_consolidate_metadata(NULL), ZARR_ERR_NULL_POINTER);
+    tmpdir_remove(dir);
+    return check_summary("test_consolidated");
+}
