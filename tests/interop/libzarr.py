@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 LIB_PATH = os.environ.get("LIBZARR_PATH", str(REPO / "target" / "release" / "libzarr.so"))
 
 MODE_READ, MODE_WRITE = 0, 1
+OPEN_IGNORE_CONSOLIDATED = 0x10  # or-ed into the mode
 ORDER_C, ORDER_F = 0, 1
 DTYPE_KINDS = {1: "b", 2: "i", 3: "u", 4: "f", 5: "c", 6: "S", 7: "U", 8: "V", 9: "M", 10: "m", 11: "V"}  # numpy's
 DTYPE_BOOL, DTYPE_INT, DTYPE_UINT, DTYPE_FLOAT, DTYPE_COMPLEX = 1, 2, 3, 4, 5  # ZARR_DTYPE_*: kind_code
@@ -77,6 +78,11 @@ _SIGNATURES = {
     "zarr_array_vlen_size": [_h, _sz, _u64p, _u64p, _szp],
     "zarr_array_read_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
     "zarr_array_write_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
+    "zarr_array_resize": [_h, _sz, _u64p],
+    "zarr_array_append": [_h, _sz, C.c_uint64, C.c_void_p, _sz],
+    "zarr_consolidate_metadata": [_h],
+    "zarr_store_refresh_consolidated": [_h, C.POINTER(C.c_bool)],
+    "zarr_store_uses_consolidated": [_h, C.POINTER(C.c_bool)],
 }
 
 
@@ -244,6 +250,21 @@ class Store(_Handle):
 
     def open_group(self, path=""):
         return self._open("zarr_group_open", Group, path)
+
+    def consolidate(self):
+        """Write .zmetadata for the whole store (zarr_consolidate_metadata)."""
+        _call("zarr_consolidate_metadata", self.handle)
+
+    def refresh_consolidated(self):
+        in_use = C.c_bool()
+        _call("zarr_store_refresh_consolidated", self.handle, C.byref(in_use))
+        return in_use.value
+
+    @property
+    def uses_consolidated(self):
+        in_use = C.c_bool()
+        _call("zarr_store_uses_consolidated", self.handle, C.byref(in_use))
+        return in_use.value
 
 
 open_store = Store.open
@@ -446,6 +467,15 @@ class Array(_Handle, _Attrs):
         blob = b"".join(items)
         _call("zarr_array_write_vlen", self.handle, len(count), _u64(start), _u64(count),
               (C.c_int64 * len(offsets))(*offsets), len(offsets), blob if blob else C.addressof(_EMPTY), len(blob))
+
+    def resize(self, shape):
+        _call("zarr_array_resize", self.handle, len(shape), _u64(shape))
+
+    def append(self, data, axis=0):
+        """Append `data` (the array's shape except along `axis`) along `axis`."""
+        data = np.require(np.asarray(data).astype(self.dtype, copy=False), requirements="C")
+        buf = data.ctypes.data if data.nbytes else C.addressof(_EMPTY)
+        _call("zarr_array_append", self.handle, axis, data.shape[axis], buf, data.nbytes)
 
     def read(self, start=None, count=None):
         """Read the region [start, start+count) (default: everything) into a new native-order array."""
