@@ -253,26 +253,29 @@ impl Array {
             Lookup::Hit(chunk) => return Ok(chunk),
             Lookup::Miss(ticket) => ticket,
         };
+        let new_entry = || try_alloc_zeroed(self.chunk_nbytes, "a cached chunk");
         let chunk = if self.pipeline.is_identity() {
-            // The stored bytes are the decoded chunk: read them into the entry itself.
-            let mut bytes = Vec::new();
-            match self.store.get_into(key, &mut bytes)? {
-                true => {
-                    self.check_uncompressed(&bytes, key)?;
-                    Some(Arc::new(bytes))
-                }
-                false => None,
-            }
+            // The stored bytes are the decoded chunk: read them into the entry (size checked first).
+            self.open_uncompressed(key)?
+                .map(|mut value| {
+                    let mut chunk = new_entry()?;
+                    value
+                        .read_exact_at(0, &mut chunk)
+                        .map_err(|e| e.context(format!("chunk {key:?}")))?;
+                    Ok(chunk)
+                })
+                .transpose()?
         } else {
             self.with_stored_chunk(key, |raw| {
                 raw.map(|raw| {
-                    let mut chunk = try_alloc_zeroed(self.chunk_nbytes, "a cached chunk")?;
+                    let mut chunk = new_entry()?;
                     self.decode_chunk(raw, &mut chunk, key)?;
-                    Ok(Arc::new(chunk))
+                    Ok(chunk)
                 })
                 .transpose()
             })?
         };
+        let chunk = chunk.map(Arc::new);
         self.chunk_cache
             .insert(key.to_string(), chunk.clone(), ticket);
         Ok(chunk)

@@ -149,7 +149,7 @@ impl Array {
         })
     }
 
-    pub(super) fn check_uncompressed(&self, raw: &[u8], key: &str) -> Result<()> {
+    fn check_uncompressed(&self, raw: &[u8], key: &str) -> Result<()> {
         if raw.len() != self.chunk_nbytes {
             return Err(self.wrong_size(key, raw.len() as u64));
         }
