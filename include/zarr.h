@@ -15,6 +15,12 @@
  */
 
 /**
+ * Bytes charged per entry on top of its decoded bytes (key, list node, hash slot), so that
+ * marks of never-written chunks count against the budget too.
+ */
+#define ENTRY_OVERHEAD 64
+
+/**
  * Major version of the library this header belongs to.
  */
 #define ZARR_VERSION_MAJOR 0
@@ -478,6 +484,36 @@ zarr_status zarr_array_write(zarr_array *array,
                              const uint64_t *count,
                              const void *data,
                              size_t data_size);
+
+/**
+ * Turns this handle's in-memory cache of decoded chunks on, with a budget of `max_bytes`, or
+ * off with 0 (the default), which frees it. With it on, reads keep the chunks they decode
+ * (and the mark of chunks never written), least recently used first out, so repeated small
+ * reads of the same chunks skip the store and the decompressor. Each chunk is charged its
+ * decoded size plus 64 bytes; chunks larger than the budget are read as without a cache.
+ * Writes through this handle invalidate the chunks they touch, so its reads always see its
+ * own writes; writes through other handles or processes are not seen while a chunk stays
+ * cached (set the budget to 0 and back to drop everything). Safe with concurrent readers and
+ * writers on the handle. Object (`|O`) arrays are not cached (the setting has no effect on
+ * them). Changing the budget resets the counts of `zarr_array_chunk_cache_stats`.
+ *
+ * # Safety
+ * `array` must be a live handle.
+ */
+zarr_status zarr_array_set_chunk_cache(zarr_array *array, uint64_t max_bytes);
+
+/**
+ * How this handle's chunk cache served reads since its budget was last set: chunk reads
+ * answered from memory (`*out_hits`), chunk reads that went to the store (`*out_misses`),
+ * and the bytes the cache is charged for now (`*out_bytes`). All zero while it is off.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_hits`, `out_misses`, `out_bytes` writable.
+ */
+zarr_status zarr_array_chunk_cache_stats(const zarr_array *array,
+                                         uint64_t *out_hits,
+                                         uint64_t *out_misses,
+                                         uint64_t *out_bytes);
 
 /**
  * The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.

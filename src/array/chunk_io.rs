@@ -78,7 +78,7 @@ impl Array {
 
     /// Runs `f` on the decoded form of stored chunk bytes: the bytes themselves when there is
     /// no compressor and no filter, else decoded into this thread's scratch buffer.
-    pub(super) fn with_decoded_chunk<T>(
+    fn with_decoded_chunk<T>(
         &self,
         raw: &[u8],
         key: &str,
@@ -91,6 +91,22 @@ impl Array {
         with_scratch(self.chunk_nbytes, |chunk| {
             self.decode_chunk(raw, chunk, key)?;
             f(chunk)
+        })
+    }
+
+    /// Runs `f` on the decoded chunk under `key` (`None` if it was never written): from the
+    /// chunk cache when it is on, else read and decoded into this thread's reusable buffers.
+    pub(super) fn with_chunk<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(Option<&[u8]>) -> Result<T>,
+    ) -> Result<T> {
+        if self.caches_chunks() {
+            return f(self.cached_chunk(key)?.as_deref().map(Vec::as_slice));
+        }
+        self.with_stored_chunk(key, |raw| match raw {
+            None => f(None),
+            Some(raw) => self.with_decoded_chunk(raw, key, |chunk| f(Some(chunk))),
         })
     }
 
@@ -164,26 +180,38 @@ impl Array {
     /// is erased instead, unless the array is set to write empty chunks.
     pub(super) fn store_chunk(&self, key: &str, chunk: &[u8]) -> Result<()> {
         if !self.write_empty_chunks.load(Ordering::Relaxed) && self.is_fill_only(chunk) {
-            return self.store.erase(key);
+            return self.erase_chunk(key);
         }
         self.encode_and_store(key, chunk)
     }
 
     /// Runs bytes through the pipeline (filters, compressor) into this thread's reusable
     /// buffer and stores the result under `key`; with no codec the bytes are stored as they are.
+    /// Invalidates the key in the chunk cache, whether or not the store succeeded.
     pub(super) fn encode_and_store(&self, key: &str, bytes: &[u8]) -> Result<()> {
-        if self.pipeline.is_identity() {
-            return self.store.set(key, bytes);
-        }
-        let mut encoded = STORED.with(Cell::take);
-        let result = self
-            .pipeline
-            .encode_into(bytes, &mut encoded)
-            .map_err(|e| e.context(format!("chunk {key:?}")))
-            .and_then(|()| self.store.set(key, &encoded));
-        if encoded.capacity() <= KEEP_BUFFER_BYTES {
-            STORED.with(|s| s.set(encoded));
-        }
+        let result = if self.pipeline.is_identity() {
+            self.store.set(key, bytes)
+        } else {
+            let mut encoded = STORED.with(Cell::take);
+            let result = self
+                .pipeline
+                .encode_into(bytes, &mut encoded)
+                .map_err(|e| e.context(format!("chunk {key:?}")))
+                .and_then(|()| self.store.set(key, &encoded));
+            if encoded.capacity() <= KEEP_BUFFER_BYTES {
+                STORED.with(|s| s.set(encoded));
+            }
+            result
+        };
+        self.chunk_cache.invalidate(key);
+        result
+    }
+
+    /// Erases the chunk under `key` (it then reads as the fill value) and invalidates it in
+    /// the chunk cache.
+    pub(super) fn erase_chunk(&self, key: &str) -> Result<()> {
+        let result = self.store.erase(key);
+        self.chunk_cache.invalidate(key);
         result
     }
 

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 mod buffer;
+mod chunk_cache;
 mod chunk_io;
 mod info;
 mod orthogonal_io;
@@ -20,6 +21,7 @@ mod points_io;
 mod resize;
 mod vlen_io;
 
+pub use chunk_cache::{ChunkCacheStats, ENTRY_OVERHEAD};
 pub use orthogonal_io::box_selection;
 
 /// An open Zarr v2 array. Safe to share between threads: reads and writes take `&self`.
@@ -51,6 +53,8 @@ pub struct Array {
     write_empty_chunks: AtomicBool,
     /// The object codec of an object (`|O`) array.
     object: Option<ObjectCodec>,
+    /// Decoded chunks kept in memory by this handle (off unless the caller sets a budget).
+    chunk_cache: chunk_cache::ChunkCache,
 }
 
 impl Array {
@@ -160,6 +164,7 @@ impl Array {
             element: ElementCopy::whole(item_size, swap),
             write_empty_chunks: AtomicBool::new(false),
             object,
+            chunk_cache: Default::default(),
         })
     }
 

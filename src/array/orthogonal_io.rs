@@ -286,26 +286,26 @@ impl Array {
     ) -> Result<()> {
         let key = self.chunk_key(&task.coords);
         let dims = self.task_offsets(task, buffer, true);
-        if self.chunk_is_buffer_run(task, buffer, how) {
+        let cached = self.caches_chunks();
+        if !cached && self.chunk_is_buffer_run(task, buffer, how) {
             let start: usize = dims.iter().map(|d| d[0].1).sum();
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
             // layout; this range is exactly this chunk's elements.
             let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
             return self.read_chunk_into(&key, target);
         }
-        if self.pipeline.is_identity()
+        if !cached
+            && self.pipeline.is_identity()
             && self.chunk_is_c_order
             && matches!(task.parts.first(), Some(DimPart::Range { .. }))
         {
             return self.stream_task(&key, &dims, out, how, fill);
         }
-        self.with_stored_chunk(&key, |raw| match raw {
+        self.with_chunk(&key, |chunk| match chunk {
             // SAFETY: as above.
             None => unsafe { fill_elements(out, &dims, fill) },
-            Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
-                // SAFETY: as above.
-                unsafe { copy_elements(chunk, out, &dims, how) }
-            }),
+            // SAFETY: as above.
+            Some(chunk) => unsafe { copy_elements(chunk, out, &dims, how) },
         })
     }
 

@@ -18,13 +18,11 @@ impl Array {
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
             let pairs = [self.point_offsets(group, true)];
-            self.with_stored_chunk(&key, |raw| match raw {
+            self.with_chunk(&key, |chunk| match chunk {
                 // SAFETY: every point owns its own element of `out`.
                 None => unsafe { fill_elements(out, &pairs, &self.fill_native) },
-                Some(raw) => self.with_decoded_chunk(raw, &key, |chunk| {
-                    // SAFETY: as above.
-                    unsafe { copy_elements(chunk, out, &pairs, &self.element) }
-                }),
+                // SAFETY: as above.
+                Some(chunk) => unsafe { copy_elements(chunk, out, &pairs, &self.element) },
             })
         })
     }

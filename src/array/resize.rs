@@ -58,7 +58,7 @@ impl Array {
         parallel::run(|| {
             outside
                 .par_iter()
-                .try_for_each(|coords| self.store.erase(&self.chunk_key(coords)))
+                .try_for_each(|coords| self.erase_chunk(&self.chunk_key(coords)))
         })?;
         self.store.set(&key, &metadata::to_document(&doc))?;
         *self
@@ -183,6 +183,9 @@ mod tests {
         );
         a.set_attributes(r#"{"keep": NaN}"#).unwrap();
         a.write_region(&[0, 0], &[10, 10], &bytes(0..100)).unwrap();
+        // Cached chunks must not bring back what the resize removed.
+        a.set_chunk_cache(1 << 20);
+        read_all_i32(&a);
         a.resize(&[5, 6]).unwrap();
         assert_eq!(a.shape(), vec![5, 6]);
         assert_eq!(

@@ -122,7 +122,7 @@ impl Array {
                 && self.metadata.fill_value.0.is_some()
                 && chunk_items.iter().all(|i| **i == *fill)
             {
-                return self.store.erase(&key);
+                return self.erase_chunk(&key);
             }
             let mut encoded = Vec::new();
             codec.encode(

@@ -353,3 +353,51 @@ pub unsafe extern "C" fn zarr_array_write(
         array.write_region(start, count, data)
     })
 }
+
+/// Turns this handle's in-memory cache of decoded chunks on, with a budget of `max_bytes`, or
+/// off with 0 (the default), which frees it. With it on, reads keep the chunks they decode
+/// (and the mark of chunks never written), least recently used first out, so repeated small
+/// reads of the same chunks skip the store and the decompressor. Each chunk is charged its
+/// decoded size plus 64 bytes; chunks larger than the budget are read as without a cache.
+/// Writes through this handle invalidate the chunks they touch, so its reads always see its
+/// own writes; writes through other handles or processes are not seen while a chunk stays
+/// cached (set the budget to 0 and back to drop everything). Safe with concurrent readers and
+/// writers on the handle. Object (`|O`) arrays are not cached (the setting has no effect on
+/// them). Changing the budget resets the counts of `zarr_array_chunk_cache_stats`.
+///
+/// # Safety
+/// `array` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_chunk_cache(
+    array: *mut zarr_array,
+    max_bytes: u64,
+) -> zarr_status {
+    run(|| {
+        array_arg(array)?.set_chunk_cache(max_bytes);
+        Ok(())
+    })
+}
+
+/// How this handle's chunk cache served reads since its budget was last set: chunk reads
+/// answered from memory (`*out_hits`), chunk reads that went to the store (`*out_misses`),
+/// and the bytes the cache is charged for now (`*out_bytes`). All zero while it is off.
+///
+/// # Safety
+/// `array` must be a live handle and `out_hits`, `out_misses`, `out_bytes` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_cache_stats(
+    array: *const zarr_array,
+    out_hits: *mut u64,
+    out_misses: *mut u64,
+    out_bytes: *mut u64,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let hits = out_arg(out_hits, "out_hits")?;
+        let misses = out_arg(out_misses, "out_misses")?;
+        let bytes = out_arg(out_bytes, "out_bytes")?;
+        let stats = array.chunk_cache_stats();
+        (*hits, *misses, *bytes) = (stats.hits, stats.misses, stats.bytes);
+        Ok(())
+    })
+}

@@ -83,6 +83,8 @@ _SIGNATURES = {
     "zarr_consolidate_metadata": [_h],
     "zarr_store_refresh_consolidated": [_h, C.POINTER(C.c_bool)],
     "zarr_store_uses_consolidated": [_h, C.POINTER(C.c_bool)],
+    "zarr_array_set_chunk_cache": [_h, C.c_uint64],
+    "zarr_array_chunk_cache_stats": [_h, _u64p, _u64p, _u64p],
 }
 
 
@@ -609,6 +611,16 @@ class Array(_Handle, _Attrs):
     def set_write_empty_chunks(self, flag):
         """Whether writes through this handle store chunks holding only the fill value (default False)."""
         _call("zarr_array_set_write_empty_chunks", self.handle, bool(flag))
+
+    def set_chunk_cache(self, max_bytes):
+        """Turn this handle's cache of decoded chunks on with a byte budget, or off with 0."""
+        _call("zarr_array_set_chunk_cache", self.handle, int(max_bytes))
+
+    def chunk_cache_stats(self):
+        """(hits, misses, bytes) of this handle's chunk cache."""
+        out = [C.c_uint64() for _ in range(3)]
+        _call("zarr_array_chunk_cache_stats", self.handle, *(C.byref(v) for v in out))
+        return tuple(v.value for v in out)
 
 
 def utf32_to_utf8(units, out_size=None):
