@@ -165,6 +165,11 @@ impl Array {
         metadata::sort_keys(&self.metadata.to_value())
     }
 
+    /// The store the array lives in.
+    pub fn store(&self) -> &Arc<StoreHandle> {
+        &self.store
+    }
+
     /// The normalised logical path.
     pub fn path(&self) -> &str {
         &self.path
