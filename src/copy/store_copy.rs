@@ -92,6 +92,12 @@ fn is_node_document(key: &str) -> bool {
     name == ZARRAY || name == ZGROUP
 }
 
+/// Which run of the copy a key belongs to: `None` for everything but node documents, else the
+/// depth of the document (its number of `/`).
+fn document_depth(key: &str) -> Option<usize> {
+    is_node_document(key).then(|| key.matches('/').count())
+}
+
 /// The keys in the order they are copied: everything else first (sorted), then the node
 /// documents, deepest first.
 fn copy_order(keys: Vec<String>) -> Vec<String> {
@@ -99,8 +105,9 @@ fn copy_order(keys: Vec<String>) -> Vec<String> {
         keys.into_iter().partition(|k| is_node_document(k));
     rest.sort();
     documents.sort_by(|a, b| {
-        let depth = |k: &str| k.matches('/').count();
-        depth(b).cmp(&depth(a)).then_with(|| a.cmp(b))
+        document_depth(b)
+            .cmp(&document_depth(a))
+            .then_with(|| a.cmp(b))
     });
     rest.extend(documents);
     rest
@@ -122,16 +129,19 @@ fn sized_entries(src: &StoreHandle, keys: Vec<String>) -> Result<Vec<Entry>> {
 }
 
 /// Consecutive runs of entries of at most [`BATCH_KEYS`] keys and [`BATCH_BYTES`] bytes
-/// (at least one key each).
+/// (at least one key each). Node documents of one depth make batches of their own, so that
+/// even a batch that fails part-way never shows a node before the deeper ones.
 fn batches(entries: &[Entry]) -> Vec<&[Entry]> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < entries.len() {
+        let depth = document_depth(&entries[start].key);
         let mut end = start + 1;
         let mut bytes = entries[start].size;
         while end < entries.len()
             && end - start < BATCH_KEYS
             && bytes + entries[end].size <= BATCH_BYTES
+            && document_depth(&entries[end].key) == depth
         {
             bytes += entries[end].size;
             end += 1;
@@ -387,17 +397,40 @@ mod tests {
     }
 
     #[test]
-    fn batches_bound_keys_and_bytes() {
-        let entry = |size| Entry {
-            key: "k".into(),
+    fn batches_bound_keys_and_bytes_and_keep_document_depths_apart() {
+        let entry = |key: &str, size| Entry {
+            key: key.into(),
             size,
         };
-        let mut entries: Vec<Entry> = (0..600).map(|_| entry(1)).collect();
-        entries.push(entry(BATCH_BYTES * 2));
-        entries.push(entry(BATCH_BYTES / 2));
-        entries.push(entry(BATCH_BYTES / 2 + 1));
+        let mut entries: Vec<Entry> = (0..600).map(|_| entry("a/0", 1)).collect();
+        entries.push(entry("a/1", BATCH_BYTES * 2));
+        entries.push(entry("a/2", BATCH_BYTES / 2));
+        entries.push(entry("a/3", BATCH_BYTES / 2 + 1));
+        entries.push(entry("a/4", 1));
+        for key in ["a/b/.zarray", "a/c/.zgroup", "a/.zgroup", ".zgroup"] {
+            entries.push(entry(key, 1));
+        }
         let sizes: Vec<usize> = batches(&entries).iter().map(|b| b.len()).collect();
-        assert_eq!(sizes, vec![256, 256, 88, 1, 1, 1]);
+        assert_eq!(sizes, vec![256, 256, 88, 1, 1, 2, 2, 1, 1]);
         assert!(batches(&[]).is_empty());
+        let keys = [
+            "b/.zgroup",
+            "a/x/.zarray",
+            "a/x/0",
+            ".zgroup",
+            "a/.zattrs",
+            "a/.zgroup",
+        ];
+        assert_eq!(
+            copy_order(keys.iter().map(|k| k.to_string()).collect()),
+            vec![
+                "a/.zattrs",
+                "a/x/0",
+                "a/x/.zarray",
+                "a/.zgroup",
+                "b/.zgroup",
+                ".zgroup"
+            ]
+        );
     }
 }
