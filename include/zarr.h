@@ -74,6 +74,37 @@ typedef int32_t zarr_status;
 typedef int32_t zarr_order;
 
 /**
+ * How far a copy is: bytes and items done out of the totals (see each copy for what an item
+ * and a byte are).
+ */
+typedef struct {
+  /**
+   * Bytes done so far.
+   */
+  uint64_t bytes_done;
+  /**
+   * Bytes to do in all.
+   */
+  uint64_t bytes_total;
+  /**
+   * Items done so far.
+   */
+  uint64_t items_done;
+  /**
+   * Items to do in all.
+   */
+  uint64_t items_total;
+} zarr_progress;
+
+/**
+ * A progress callback: called on the thread that started the copy, never from two threads
+ * at once, with `user_data` as given to the copy. It returns 0 to go on; anything else
+ * cancels the copy, which then returns `ZARR_ERR_CANCELLED`. `progress` is valid during the
+ * call only.
+ */
+typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_data);
+
+/**
  * The kind of values an array holds (`zarr_array_dtype`).
  */
 typedef int32_t zarr_dtype_kind;
@@ -279,6 +310,11 @@ typedef int32_t zarr_open_mode;
  * A needed allocation is larger than the system can provide.
  */
 #define ZARR_ERR_TOO_LARGE -14
+
+/**
+ * A progress callback asked to stop a long operation (a copy); what was done so far stays.
+ */
+#define ZARR_ERR_CANCELLED -15
 
 /**
  * A bug in libzarr (a caught panic); please report it with `zarr_last_error()`.
@@ -514,6 +550,65 @@ zarr_status zarr_array_chunk_cache_stats(const zarr_array *array,
                                          uint64_t *out_hits,
                                          uint64_t *out_misses,
                                          uint64_t *out_bytes);
+
+/**
+ * Copies every key below `src_path` of `src` (an array, a group with everything below it,
+ * or `""`: the whole store) to `dst_path` of `dst`, values verbatim: chunks are not
+ * decompressed, so any codec and either chunk key layout (`"."` or nested `"/"`) copies as
+ * is, between any kinds of store (directory, zip, memory). `src` and `dst` may be the same
+ * store if `dst_path` is not inside `src_path` (`ZARR_ERR_INVALID_PATH`).
+ *
+ * `dst_path` must hold no array or group (`ZARR_ERR_ALREADY_EXISTS`); its missing ancestors
+ * become groups. Nothing at `src_path` is `ZARR_ERR_NOT_FOUND`; a read-only `dst` is
+ * `ZARR_ERR_READ_ONLY`. Keys are copied in parallel, in batches; `progress` (may be NULL)
+ * is called before the first batch and after each one, counting keys (items) and value
+ * bytes. When it cancels (or a key fails), the keys copied so far stay; node metadata
+ * (`.zarray`, `.zgroup`) is copied last, deepest first, so every array or group visible in
+ * `dst` is complete. Keys below `dst_path` that belong to no node (such as those of a partial
+ * copy) are overwritten, so the copy can be retried. A zip `dst` is written by its
+ * `zarr_store_close`.
+ *
+ * # Safety
+ * `src` and `dst` must be live handles; `src_path` and `dst_path` NUL-terminated strings;
+ * `progress` NULL or a function that `user_data` suits.
+ */
+zarr_status zarr_store_copy(const zarr_store *src,
+                            const char *src_path,
+                            zarr_store *dst,
+                            const char *dst_path,
+                            zarr_progress_fn progress,
+                            void *user_data);
+
+/**
+ * Copies the array `src` into a new array at `dst_path` of `dst`, re-encoding its data:
+ * the new metadata is the source's with the keys of `overrides_json` replaced (a JSON object;
+ * NULL or `"{}"` changes nothing). `chunks`, `compressor`, `filters`, `order`,
+ * `dimension_separator` and `fill_value` may change; `shape`, `dtype` and `zarr_format` may
+ * only be repeated unchanged (a new shape is `ZARR_ERR_INVALID_ARGUMENT`, a new dtype
+ * `ZARR_ERR_UNSUPPORTED`: values are never converted); other keys are
+ * `ZARR_ERR_INVALID_ARGUMENT`. The attributes (`.zattrs`) are copied too. `dst_path` must hold
+ * no array or group (`ZARR_ERR_ALREADY_EXISTS`); its missing ancestors become groups.
+ *
+ * Data moves in blocks aligned to the new chunk grid of at most 128 MiB (or one new chunk, if
+ * larger), each read and written in parallel, so memory stays bounded whatever the array's
+ * size. Blocks whose source chunks were never written are skipped when the fill value is
+ * unchanged, and new chunks holding only the fill value are not stored. Object arrays (`|O`)
+ * copy through their items. `progress` (may be NULL) is called before the first block and
+ * after each one, counting elements (items) and their bytes (for object arrays the item bytes,
+ * whose total is known only at the end: `bytes_total` follows `bytes_done`). When it cancels
+ * (`ZARR_ERR_CANCELLED`) or a block fails, the new array stays with the blocks copied so far;
+ * the rest reads as the fill value.
+ *
+ * # Safety
+ * `src` must be a live handle, `dst` a live store handle; `dst_path` a NUL-terminated string,
+ * `overrides_json` NULL or one; `progress` NULL or a function that `user_data` suits.
+ */
+zarr_status zarr_array_copy_to(const zarr_array *src,
+                               zarr_store *dst,
+                               const char *dst_path,
+                               const char *overrides_json,
+                               zarr_progress_fn progress,
+                               void *user_data);
 
 /**
  * The data type's kind (`ZARR_DTYPE_*`) and the size of one element in bytes.

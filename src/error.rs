@@ -46,6 +46,9 @@ pub enum Error {
     /// A requested allocation is larger than the library allows or the system can give.
     #[error("too large: {0}")]
     TooLarge(String),
+    /// The caller's progress callback asked to stop; what was done so far stays.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
     /// A bug: a panic was caught at the C boundary, or an invariant broke.
     #[error("internal error: {0}")]
     Internal(String),
@@ -78,6 +81,7 @@ impl Error {
             InvalidPath(m) => InvalidPath(format!("{ctx}: {m}")),
             Overflow(m) => Overflow(format!("{ctx}: {m}")),
             TooLarge(m) => TooLarge(format!("{ctx}: {m}")),
+            Cancelled(m) => Cancelled(format!("{ctx}: {m}")),
             Internal(m) => Internal(format!("{ctx}: {m}")),
         }
     }

@@ -3,11 +3,13 @@
 //! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`group`]/[`hierarchy`]
 //! (nodes, paths, attributes), [`array`] (selections to per-chunk work, run on the
 //! [`parallel`] pool), [`selection`] and [`strided`] (index arithmetic and the one copy),
-//! [`codec`], [`dtype`], [`metadata`], [`store`]. See `ARCHITECTURE.md`.
+//! [`codec`], [`dtype`], [`metadata`], [`store`]. [`copy`] (stores, subtrees, re-encoded arrays)
+//! is built on [`hierarchy`] and [`array`]. See `ARCHITECTURE.md`.
 
 pub mod array;
 pub mod codec;
 pub mod consolidated;
+pub mod copy;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -195,6 +195,11 @@ impl Array {
         metadata::sort_keys(&doc)
     }
 
+    /// The store the array lives in.
+    pub fn store(&self) -> &Arc<StoreHandle> {
+        &self.store
+    }
+
     /// The normalised logical path.
     pub fn path(&self) -> &str {
         &self.path

@@ -3,6 +3,7 @@
 
 mod array;
 mod boundary;
+mod copy;
 mod dtype;
 mod group;
 mod node;
@@ -13,6 +14,7 @@ mod store;
 mod vlen;
 
 pub use array::*;
+pub use copy::*;
 pub use dtype::*;
 pub use group::*;
 pub use node::*;

@@ -39,6 +39,8 @@ pub const ZARR_ERR_INVALID_PATH: zarr_status = -12;
 pub const ZARR_ERR_OVERFLOW: zarr_status = -13;
 /// A needed allocation is larger than the system can provide.
 pub const ZARR_ERR_TOO_LARGE: zarr_status = -14;
+/// A progress callback asked to stop a long operation (a copy); what was done so far stays.
+pub const ZARR_ERR_CANCELLED: zarr_status = -15;
 /// A bug in libzarr (a caught panic); please report it with `zarr_last_error()`.
 pub const ZARR_ERR_INTERNAL: zarr_status = -99;
 
@@ -59,6 +61,7 @@ const NAMES: &[(zarr_status, &str)] = &[
     (ZARR_ERR_INVALID_PATH, "ZARR_ERR_INVALID_PATH\0"),
     (ZARR_ERR_OVERFLOW, "ZARR_ERR_OVERFLOW\0"),
     (ZARR_ERR_TOO_LARGE, "ZARR_ERR_TOO_LARGE\0"),
+    (ZARR_ERR_CANCELLED, "ZARR_ERR_CANCELLED\0"),
     (ZARR_ERR_INTERNAL, "ZARR_ERR_INTERNAL\0"),
 ];
 
@@ -79,6 +82,7 @@ pub(crate) fn status_of(err: &Error) -> zarr_status {
         Error::InvalidPath(_) => ZARR_ERR_INVALID_PATH,
         Error::Overflow(_) => ZARR_ERR_OVERFLOW,
         Error::TooLarge(_) => ZARR_ERR_TOO_LARGE,
+        Error::Cancelled(_) => ZARR_ERR_CANCELLED,
         Error::Internal(_) => ZARR_ERR_INTERNAL,
     }
 }

@@ -266,6 +266,24 @@ impl StoreHandle {
         }
     }
 
+    /// Whether `other` reaches the same keys as this handle: it is this handle, or both open
+    /// the same directory or zip file.
+    pub fn is_same_store(&self, other: &StoreHandle) -> bool {
+        if std::ptr::eq(self, other) {
+            return true;
+        }
+        if self.location == "memory:" || other.location == "memory:" {
+            return false;
+        }
+        match (
+            std::fs::canonicalize(&self.location),
+            std::fs::canonicalize(&other.location),
+        ) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+    }
+
     /// Locks the stripe that guards `key` for a read-modify-write cycle.
     pub fn lock_chunk(&self, key: &str) -> MutexGuard<'_, ()> {
         use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};

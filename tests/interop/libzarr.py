@@ -88,6 +88,29 @@ _SIGNATURES = {
 }
 
 
+class Progress(C.Structure):
+    """zarr_progress: bytes and items done out of the totals."""
+    _fields_ = [("bytes_done", C.c_uint64), ("bytes_total", C.c_uint64), ("items_done", C.c_uint64),
+                ("items_total", C.c_uint64)]
+
+
+_PROGRESS_FN = C.CFUNCTYPE(C.c_int32, C.POINTER(Progress), C.c_void_p)  # zarr_progress_fn
+_SIGNATURES["zarr_store_copy"] = [_h, C.c_char_p, _h, C.c_char_p, _PROGRESS_FN, C.c_void_p]
+_SIGNATURES["zarr_array_copy_to"] = [_h, _h, C.c_char_p, C.c_char_p, _PROGRESS_FN, C.c_void_p]
+
+
+def _progress_fn(progress):
+    """A zarr_progress_fn calling progress(dict of the four counts), which returns True to cancel;
+    NULL for None. Keep the result alive for the call."""
+    if progress is None:
+        return C.cast(None, _PROGRESS_FN)
+
+    def call(p, _user_data):
+        c = p.contents
+        return 1 if progress({f: getattr(c, f) for f, _ in Progress._fields_}) else 0
+    return _PROGRESS_FN(call)
+
+
 class DimSelection(C.Structure):
     """zarr_dim_selection: `count` explicit indices, or (indices NULL) the range start, start+step, ..."""
     _fields_ = [("indices", _u64p), ("count", C.c_uint64), ("start", C.c_uint64), ("step", C.c_uint64)]
@@ -269,6 +292,13 @@ class Store(_Handle):
         return in_use.value
 
 
+    def copy(self, src_path, dst, dst_path, progress=None):
+        """zarr_store_copy: the keys below src_path of this store to dst_path of store `dst`, verbatim.
+        `progress(counts)` gets dicts with bytes_done/bytes_total/items_done/items_total; True cancels."""
+        _call("zarr_store_copy", self.handle, _enc(src_path), dst.handle, _enc(dst_path), _progress_fn(progress),
+              None)
+
+
 open_store = Store.open
 
 
@@ -444,6 +474,13 @@ class Array(_Handle, _Attrs):
         start = tuple(start) if start is not None else (0,) * len(shape)
         count = tuple(count) if count is not None else tuple(s - o for s, o in zip(shape, start))
         return start, count
+
+    def copy_to(self, dst, path, overrides=None, progress=None):
+        """zarr_array_copy_to: a new array at `path` of store `dst`, re-encoded with the .zarray keys of
+        `overrides` (a dict or JSON text) changed; `progress` as for Store.copy."""
+        doc = None if overrides is None else (overrides if isinstance(overrides, str) else json.dumps(overrides))
+        _call("zarr_array_copy_to", self.handle, dst.handle, _enc(path), None if doc is None else doc.encode(),
+              _progress_fn(progress), None)
 
     def object_codec(self):
         """The object codec's configuration (None for fixed-size arrays)."""

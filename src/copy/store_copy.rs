@@ -1,0 +1,436 @@
+//! Copying keys verbatim from one store (or subtree) to another: chunks are moved as stored,
+//! never decoded, so any codec and either chunk key layout (`.` or nested `/`) copies as is.
+
+use super::progress::{ProgressFn, Reporter};
+use crate::error::{Error, Result};
+use crate::hierarchy::{self, NodeKind};
+use crate::metadata::{ZARRAY, ZGROUP};
+use crate::parallel;
+use crate::path;
+use crate::store::StoreHandle;
+use rayon::prelude::*;
+
+/// At most this many keys are copied between two progress reports.
+const BATCH_KEYS: usize = 256;
+/// At most this many value bytes are copied between two progress reports (a larger value
+/// makes a batch of its own).
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// A key to copy and its size.
+struct Entry {
+    key: String,
+    size: u64,
+}
+
+/// Copies every key below `src_path` of `src` (an array, a group with everything below it,
+/// or `""`: the whole store) to the same relative keys below `dst_path` of `dst`, values
+/// verbatim. `dst_path` must hold no array or group; its missing ancestors become groups.
+/// `src` and `dst` may be the same store, as long as `dst_path` is not `src_path` or inside it.
+///
+/// Node metadata (`.zarray`, `.zgroup`) is copied last, deepest first, so a copy that stops
+/// early (cancelled, or an error) leaves only complete nodes visible: every array or group
+/// that exists in the destination has all its keys. Keys below `dst_path` that belong to no
+/// node, such as those of such a partial copy, are overwritten, so a copy can be retried.
+/// Progress counts keys (items) and value bytes.
+pub fn copy_store(
+    src: &StoreHandle,
+    src_path: &str,
+    dst: &StoreHandle,
+    dst_path: &str,
+    progress: &mut ProgressFn,
+) -> Result<()> {
+    let (src_path, dst_path) = (path::normalize(src_path)?, path::normalize(dst_path)?);
+    dst.check_writable(&dst_path)?;
+    if src.is_same_store(dst)
+        && (src_path.is_empty()
+            || dst_path == src_path
+            || dst_path.starts_with(&format!("{src_path}/")))
+    {
+        return Err(Error::InvalidPath(format!(
+            "cannot copy {src_path:?} into itself ({dst_path:?}) in the same store"
+        )));
+    }
+    let src_prefix = path::join(&src_path, "");
+    let keys = src.list_prefix(&src_prefix)?;
+    let nothing_there = match src_path.is_empty() {
+        true => keys.is_empty(),
+        false => hierarchy::node_kind(src, &src_path)? == NodeKind::None,
+    };
+    if nothing_there {
+        return Err(Error::NotFound(format!(
+            "nothing to copy at path {src_path:?}"
+        )));
+    }
+    hierarchy::require_vacant(dst, &dst_path)?;
+    let entries = sized_entries(src, copy_order(keys))?;
+    let bytes_total = entries.iter().map(|e| e.size).sum();
+    let what = format!("copying {src_path:?} to {dst_path:?}");
+    let mut reporter = Reporter::start(what, bytes_total, entries.len() as u64, progress)?;
+    hierarchy::create_ancestor_groups(dst, &dst_path)?;
+    let dst_prefix = path::join(&dst_path, "");
+    for batch in batches(&entries) {
+        parallel::run(|| {
+            batch.par_iter().try_for_each(|entry| {
+                let value = src.get(&entry.key)?.ok_or_else(|| {
+                    Error::NotFound(format!("key {:?} vanished while copying", entry.key))
+                })?;
+                dst.set(
+                    &format!("{dst_prefix}{}", &entry.key[src_prefix.len()..]),
+                    &value,
+                )
+            })
+        })?;
+        let bytes = batch.iter().map(|e| e.size).sum();
+        reporter.advance(batch.len() as u64, bytes)?;
+    }
+    Ok(())
+}
+
+/// Whether a key is a node's metadata document (`.zarray` or `.zgroup`).
+fn is_node_document(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    name == ZARRAY || name == ZGROUP
+}
+
+/// Which run of the copy a key belongs to: `None` for everything but node documents, else the
+/// depth of the document (its number of `/`).
+fn document_depth(key: &str) -> Option<usize> {
+    is_node_document(key).then(|| key.matches('/').count())
+}
+
+/// The keys in the order they are copied: everything else first (sorted), then the node
+/// documents, deepest first.
+fn copy_order(keys: Vec<String>) -> Vec<String> {
+    let (mut documents, mut rest): (Vec<String>, Vec<String>) =
+        keys.into_iter().partition(|k| is_node_document(k));
+    rest.sort();
+    documents.sort_by(|a, b| {
+        document_depth(b)
+            .cmp(&document_depth(a))
+            .then_with(|| a.cmp(b))
+    });
+    rest.extend(documents);
+    rest
+}
+
+/// The keys with their value sizes (looked up in parallel).
+fn sized_entries(src: &StoreHandle, keys: Vec<String>) -> Result<Vec<Entry>> {
+    parallel::run(|| {
+        keys.into_par_iter()
+            .map(|key| {
+                let size = src
+                    .open_value(&key)?
+                    .ok_or_else(|| Error::NotFound(format!("key {key:?} vanished while copying")))?
+                    .len();
+                Ok(Entry { key, size })
+            })
+            .collect()
+    })
+}
+
+/// Consecutive runs of entries of at most [`BATCH_KEYS`] keys and [`BATCH_BYTES`] bytes
+/// (at least one key each). Node documents of one depth make batches of their own, so that
+/// even a batch that fails part-way never shows a node before the deeper ones.
+fn batches(entries: &[Entry]) -> Vec<&[Entry]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < entries.len() {
+        let depth = document_depth(&entries[start].key);
+        let mut end = start + 1;
+        let mut bytes = entries[start].size;
+        while end < entries.len()
+            && end - start < BATCH_KEYS
+            && bytes + entries[end].size <= BATCH_BYTES
+            && document_depth(&entries[end].key) == depth
+        {
+            bytes += entries[end].size;
+            end += 1;
+        }
+        out.push(&entries[start..end]);
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::copy::Progress;
+    use crate::store::OpenMode;
+    use crate::{Array, Group};
+    use std::ops::ControlFlow;
+    use std::sync::Arc;
+
+    fn memory() -> Arc<StoreHandle> {
+        StoreHandle::open("memory:", OpenMode::Write).unwrap()
+    }
+
+    /// A hierarchy with a nested-key array, a dotted-key array with attributes, and sub-groups.
+    fn hierarchy(store: &Arc<StoreHandle>) {
+        Group::create(store.clone(), "g/sub").unwrap();
+        let nested = r#"{"shape": [6, 5], "chunks": [2, 2], "dtype": "<i4",
+            "dimension_separator": "/", "compressor": {"id": "zlib", "level": 1}}"#;
+        let a = Array::create(store.clone(), "g/nested", nested).unwrap();
+        let data: Vec<u8> = (0..30i32).flat_map(|v| v.to_ne_bytes()).collect();
+        a.write_region(&[0, 0], &[6, 5], &data).unwrap();
+        let b = Array::create(
+            store.clone(),
+            "g/sub/flat",
+            r#"{"shape": [7], "chunks": [3], "dtype": "<f8"}"#,
+        )
+        .unwrap();
+        b.write_region(&[0], &[7], &[7u8; 56]).unwrap();
+        b.set_attributes(r#"{"units": "m"}"#).unwrap();
+        Array::create(
+            store.clone(),
+            "top",
+            r#"{"shape": [2], "chunks": [2], "dtype": "|u1"}"#,
+        )
+        .unwrap()
+        .write_region(&[0], &[2], &[1, 2])
+        .unwrap();
+    }
+
+    /// Every key of `src` below `from`, with its value, as it should be below `to`.
+    fn expected(src: &StoreHandle, from: &str, to: &str) -> Vec<(String, Vec<u8>)> {
+        let prefix = path::join(from, "");
+        src.list_prefix(&prefix)
+            .unwrap()
+            .into_iter()
+            .map(|k| {
+                let v = src.get(&k).unwrap().unwrap();
+                (path::join(to, &k[prefix.len()..]), v)
+            })
+            .collect()
+    }
+
+    fn contents(store: &StoreHandle, prefix: &str) -> Vec<(String, Vec<u8>)> {
+        let mut keys = store.list_prefix(prefix).unwrap();
+        keys.sort();
+        keys.into_iter()
+            .map(|k| {
+                let v = store.get(&k).unwrap().unwrap();
+                (k, v)
+            })
+            .collect()
+    }
+
+    /// Copies recording every progress report.
+    fn copy_recording(
+        src: &StoreHandle,
+        from: &str,
+        dst: &StoreHandle,
+        to: &str,
+    ) -> Result<Vec<Progress>> {
+        let mut seen = Vec::new();
+        copy_store(src, from, dst, to, &mut |p: &Progress| {
+            seen.push(*p);
+            ControlFlow::Continue(())
+        })?;
+        Ok(seen)
+    }
+
+    fn check_reports(seen: &[Progress], keys: usize, bytes: u64) {
+        assert_eq!(seen[0].items_done, 0);
+        assert_eq!(seen[0].bytes_done, 0);
+        for pair in seen.windows(2) {
+            assert!(pair[1].items_done > pair[0].items_done);
+            assert!(pair[1].bytes_done >= pair[0].bytes_done);
+        }
+        let last = seen.last().unwrap();
+        assert_eq!(
+            (last.items_done, last.items_total),
+            (keys as u64, keys as u64)
+        );
+        assert_eq!((last.bytes_done, last.bytes_total), (bytes, bytes));
+    }
+
+    #[test]
+    fn copies_a_subtree_with_nested_keys_and_creates_ancestors() {
+        let (src, dst) = (memory(), memory());
+        hierarchy(&src);
+        let seen = copy_recording(&src, "g", &dst, "x/y").unwrap();
+        let want = expected(&src, "g", "x/y");
+        assert!(
+            want.iter().any(|(k, _)| k == "x/y/nested/2/1"),
+            "nested chunk keys"
+        );
+        let bytes = want.iter().map(|(_, v)| v.len() as u64).sum();
+        check_reports(&seen, want.len(), bytes);
+        let mut got = contents(&dst, "x/y/");
+        got.sort();
+        assert_eq!(got, want);
+        assert_eq!(
+            dst.list_prefix("").unwrap().len(),
+            want.len() + 2,
+            "x and the root"
+        );
+        assert_eq!(hierarchy::node_kind(&dst, "x").unwrap(), NodeKind::Group);
+        let copy = Array::open(dst.clone(), "x/y/nested").unwrap();
+        let mut out = vec![0u8; 120];
+        copy.read_region(&[0, 0], &[6, 5], &mut out).unwrap();
+        let data: Vec<u8> = (0..30i32).flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn copies_a_whole_store_between_directory_zip_and_memory() {
+        let dir = std::env::temp_dir().join(format!("libzarr-copy-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let zip = dir.with_extension("zip");
+        let _ = std::fs::remove_file(&zip);
+        let (src, back) = (memory(), memory());
+        hierarchy(&src);
+        let directory = StoreHandle::open(dir.to_str().unwrap(), OpenMode::Write).unwrap();
+        copy_recording(&src, "", &directory, "").unwrap();
+        assert!(
+            dir.join("g/nested/2/1").is_file(),
+            "nested keys become directories"
+        );
+        let zipped = StoreHandle::open(zip.to_str().unwrap(), OpenMode::Write).unwrap();
+        copy_recording(&directory, "", &zipped, "").unwrap();
+        zipped.close().unwrap();
+        let zipped = StoreHandle::open(zip.to_str().unwrap(), OpenMode::Read).unwrap();
+        copy_recording(&zipped, "", &back, "").unwrap();
+        assert_eq!(contents(&back, ""), contents(&src, ""));
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_file(&zip).unwrap();
+    }
+
+    #[test]
+    fn copies_within_one_store_but_not_into_itself() {
+        let store = memory();
+        hierarchy(&store);
+        copy_recording(&store, "g/sub", &store, "g2").unwrap();
+        assert_eq!(contents(&store, "g2/"), expected(&store, "g/sub", "g2"));
+        for (from, to) in [("g", "g/inner"), ("", "z"), ("g", "g")] {
+            let err = copy_recording(&store, from, &store, to).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidPath(_)),
+                "{from} -> {to}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_bad_sources_and_destinations() {
+        let (src, dst) = (memory(), memory());
+        hierarchy(&src);
+        Group::create(dst.clone(), "taken").unwrap();
+        copy_recording(&src, "top", &dst, "top").unwrap();
+        let cases = [
+            (copy_recording(&src, "nope", &dst, "x"), "NotFound"),
+            (copy_recording(&memory(), "", &dst, "x"), "NotFound"),
+            (copy_recording(&src, "g", &dst, "taken"), "AlreadyExists"),
+            (copy_recording(&src, "g", &dst, ""), "AlreadyExists"),
+            (copy_recording(&src, "g", &dst, "top/a"), "AlreadyExists"),
+            (copy_recording(&src, "g/../x", &dst, "x"), "InvalidPath"),
+        ];
+        for (result, kind) in cases {
+            let err = result.unwrap_err();
+            assert!(format!("{err:?}").starts_with(kind), "{err:?}");
+        }
+        assert_eq!(hierarchy::node_kind(&dst, "x").unwrap(), NodeKind::None);
+        let read_only = StoreHandle::open("memory:", OpenMode::Read).unwrap();
+        let err = copy_recording(&src, "g", &read_only, "x").unwrap_err();
+        assert!(matches!(err, Error::ReadOnly(_)), "{err}");
+    }
+
+    #[test]
+    fn a_cancelled_copy_leaves_complete_nodes_only_and_can_be_retried() {
+        let src = memory();
+        hierarchy(&src);
+        // Many small chunks, so that the copy takes several batches.
+        let big = Array::create(
+            src.clone(),
+            "g/big",
+            r#"{"shape": [2000], "chunks": [1], "dtype": "|u1", "dimension_separator": "/"}"#,
+        )
+        .unwrap();
+        big.write_region(&[0], &[2000], &[9u8; 2000]).unwrap();
+        let order = copy_order(src.list_prefix("g/").unwrap());
+        assert!(order.len() > 1800, "several batches");
+        for stop_after in [0, 1, 300, 1700] {
+            let dst = memory();
+            let mut last = Progress::default();
+            let err = copy_store(&src, "g", &dst, "c", &mut |p: &Progress| {
+                last = *p;
+                match p.items_done >= stop_after {
+                    true => ControlFlow::Break(()),
+                    false => ControlFlow::Continue(()),
+                }
+            })
+            .unwrap_err();
+            assert!(matches!(err, Error::Cancelled(_)), "{err}");
+            assert!(last.items_done < last.items_total);
+            // Exactly the first keys in copy order are there (plus the root group, made for
+            // "c" unless cancelled before anything was done).
+            let copied: Vec<String> = order[..last.items_done as usize]
+                .iter()
+                .map(|k| format!("c/{}", &k[2..]))
+                .collect();
+            let mut want = copied.clone();
+            if stop_after > 0 {
+                want.push(".zgroup".into());
+            }
+            want.sort();
+            assert_eq!(
+                dst.list_prefix("").unwrap(),
+                want,
+                "stopped after {stop_after}"
+            );
+            // Every node that is visible is complete.
+            for key in &copied {
+                if is_node_document(key) {
+                    let node = &key[..key.rfind('/').unwrap()];
+                    let below = contents(&dst, &format!("{node}/"));
+                    let want = expected(&src, &format!("g{}", &node[1..]), node);
+                    assert_eq!(below.len(), want.len(), "node {node} is incomplete");
+                }
+            }
+            if stop_after > 0 {
+                assert_eq!(hierarchy::node_kind(&dst, "c").unwrap(), NodeKind::None);
+            }
+            copy_recording(&src, "g", &dst, "c").unwrap();
+            assert_eq!(contents(&dst, "c/"), expected(&src, "g", "c"));
+        }
+    }
+
+    #[test]
+    fn batches_bound_keys_and_bytes_and_keep_document_depths_apart() {
+        let entry = |key: &str, size| Entry {
+            key: key.into(),
+            size,
+        };
+        let mut entries: Vec<Entry> = (0..600).map(|_| entry("a/0", 1)).collect();
+        entries.push(entry("a/1", BATCH_BYTES * 2));
+        entries.push(entry("a/2", BATCH_BYTES / 2));
+        entries.push(entry("a/3", BATCH_BYTES / 2 + 1));
+        entries.push(entry("a/4", 1));
+        for key in ["a/b/.zarray", "a/c/.zgroup", "a/.zgroup", ".zgroup"] {
+            entries.push(entry(key, 1));
+        }
+        let sizes: Vec<usize> = batches(&entries).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, vec![256, 256, 88, 1, 1, 2, 2, 1, 1]);
+        assert!(batches(&[]).is_empty());
+        let keys = [
+            "b/.zgroup",
+            "a/x/.zarray",
+            "a/x/0",
+            ".zgroup",
+            "a/.zattrs",
+            "a/.zgroup",
+        ];
+        assert_eq!(
+            copy_order(keys.iter().map(|k| k.to_string()).collect()),
+            vec![
+                "a/.zattrs",
+                "a/x/0",
+                "a/x/.zarray",
+                "a/.zgroup",
+                "b/.zgroup",
+                ".zgroup"
+            ]
+        );
+    }
+}
