@@ -11,6 +11,7 @@ pub mod dtype;
 pub mod error;
 pub mod ffi;
 pub mod group;
+mod group_info;
 pub mod hierarchy;
 pub mod metadata;
 pub mod parallel;
@@ -18,6 +19,7 @@ pub mod path;
 pub mod selection;
 pub mod store;
 pub mod strided;
+pub mod tree;
 
 pub use array::Array;
 pub use error::{Error, Result};
