@@ -77,6 +77,9 @@ _SIGNATURES = {
     "zarr_array_vlen_size": [_h, _sz, _u64p, _u64p, _szp],
     "zarr_array_read_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
     "zarr_array_write_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
+    "zarr_group_info_json": [_h, _out_s],
+    "zarr_group_tree_text": [_h, _out_s],
+    "zarr_group_tree_json": [_h, _out_s],
 }
 
 
@@ -263,6 +266,15 @@ class Group(_Handle, _Attrs):
 
     def list(self):
         return json.loads(_string("zarr_group_list", self.handle))
+
+    def info(self):
+        return json.loads(_string("zarr_group_info_json", self.handle))
+
+    def tree_text(self):
+        return _string("zarr_group_tree_text", self.handle)
+
+    def tree(self):
+        return json.loads(_string("zarr_group_tree_json", self.handle))
 
 
 class Array(_Handle, _Attrs):
