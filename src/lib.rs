@@ -1,7 +1,7 @@
 //! libzarr: a Zarr v2 implementation in Rust with a C ABI (`include/zarr.h`).
 //!
-//! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`group`]/[`hierarchy`]
-//! (nodes, paths, attributes), [`array`] (selections to per-chunk work, run on the
+//! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`group`]/[`hierarchy`]/[`tree`]
+//! (nodes, paths, attributes, listings), [`array`] (selections to per-chunk work, run on the
 //! [`parallel`] pool), [`selection`] and [`strided`] (index arithmetic and the one copy),
 //! [`codec`], [`dtype`], [`metadata`], [`store`]. See `ARCHITECTURE.md`.
 
