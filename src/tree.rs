@@ -59,7 +59,9 @@ impl Tree {
         while let Some((path, depth, last, is_group)) = pending.pop() {
             let node = if is_group {
                 let members = Group::open(store.clone(), &path)?.members()?;
-                let mut names: Vec<(String, bool)> = (members.arrays.into_iter())
+                let mut names: Vec<(String, bool)> = members
+                    .arrays
+                    .into_iter()
                     .map(|name| (name, false))
                     .chain(members.groups.into_iter().map(|name| (name, true)))
                     .collect();
