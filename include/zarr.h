@@ -792,6 +792,45 @@ zarr_status zarr_group_attrs_get(const zarr_group *group, char **out_json);
 zarr_status zarr_group_attrs_set(zarr_group *group, const char *attrs_json);
 
 /**
+ * Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
+ * `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
+ * (`"directory"`, `"zip"` or `"memory"`), `read_only`, `num_members`, `num_arrays`,
+ * `num_groups`, and the sorted member names in `arrays` and `groups`. Free with
+ * `zarr_string_free`.
+ *
+ * # Safety
+ * `group` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_group_info_json(const zarr_group *group, char **out_json);
+
+/**
+ * The group and everything below it as text, byte for byte as zarr-python 2.18 prints
+ * `str(group.tree())`: the group's name (`/` for the root), then one line per member drawn
+ * with box-drawing characters (UTF-8), members sorted by name, an array shown as
+ * `name (shape) dtype` with NumPy's names (`(100,) float64`, `(4, 6) >i2`). Lines end with
+ * `\n` except the last. A member whose metadata cannot be read fails the call with an error
+ * naming its key. Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `group` must be a live handle and `out_text` writable.
+ */
+zarr_status zarr_group_tree_text(const zarr_group *group, char **out_text);
+
+/**
+ * The group and everything below it as nested JSON. Every node has `name` (`""` for the
+ * store root), `path` (from the store root) and `kind` (`"group"` or `"array"`); a group has
+ * `children` (its members, sorted by name), an array has `shape`, `chunks` and `dtype` (as in
+ * `.zarray`). Example: `{"name": "", "path": "", "kind": "group", "children": [{"name": "a",
+ * "path": "a", "kind": "array", "shape": [10], "chunks": [5], "dtype": "<i4"}]}`. A member
+ * whose metadata cannot be read fails the call with an error naming its key. Free with
+ * `zarr_string_free`.
+ *
+ * # Safety
+ * `group` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_group_tree_json(const zarr_group *group, char **out_json);
+
+/**
  * Whether `path` holds an array, a group or nothing.
  *
  * # Safety

@@ -67,6 +67,11 @@ impl Group {
         &self.path
     }
 
+    /// The store the group lives in.
+    pub fn store(&self) -> &Arc<StoreHandle> {
+        &self.store
+    }
+
     /// The arrays and groups directly below this group.
     pub fn members(&self) -> Result<Members> {
         let prefix = if self.path.is_empty() {

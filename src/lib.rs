@@ -1,10 +1,10 @@
 //! libzarr: a Zarr v2 implementation in Rust with a C ABI (`include/zarr.h`).
 //!
-//! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`group`]/[`hierarchy`]/[`consolidated`]
-//! (nodes, paths, attributes, `.zmetadata`), [`array`] (selections to per-chunk work, run on the
-//! [`parallel`] pool), [`selection`] and [`strided`] (index arithmetic and the one copy),
-//! [`codec`], [`dtype`], [`metadata`], [`store`]. [`copy`] (stores, subtrees, re-encoded arrays)
-//! is built on [`hierarchy`] and [`array`]. See `ARCHITECTURE.md`.
+//! Layers, each knowing only those below it: [`ffi`] (the C ABI), [`copy`] (stores, subtrees,
+//! re-encoded arrays), [`group`]/[`hierarchy`]/[`tree`]/[`consolidated`]
+//! (nodes, paths, attributes, listings, `.zmetadata`), [`array`] (selections to per-chunk work,
+//! run on the [`parallel`] pool), [`selection`] and [`strided`] (index arithmetic and the one
+//! copy), [`codec`], [`dtype`], [`metadata`], [`store`]. See `ARCHITECTURE.md`.
 
 pub mod array;
 pub mod codec;
@@ -14,6 +14,7 @@ pub mod dtype;
 pub mod error;
 pub mod ffi;
 pub mod group;
+mod group_info;
 pub mod hierarchy;
 pub mod metadata;
 pub mod parallel;
@@ -21,6 +22,7 @@ pub mod path;
 pub mod selection;
 pub mod store;
 pub mod strided;
+pub mod tree;
 
 pub use array::Array;
 pub use error::{Error, Result};

@@ -6,12 +6,14 @@ use serde_json::Value;
 
 mod byte_swap;
 mod fill_value;
+mod numpy_str;
 mod object;
 mod structured;
 mod time_unit;
 
 pub use byte_swap::ByteSwap;
 pub use fill_value::FillValue;
+pub use numpy_str::python_tuple;
 pub use object::ObjectCodec;
 pub use structured::{select_fields, Field, FieldRanges};
 pub use time_unit::{TimeUnit, Unit};

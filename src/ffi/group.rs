@@ -1,10 +1,11 @@
-//! `zarr_group`: create, open, list and annotate groups.
+//! `zarr_group`: create, open, list and annotate groups; their diagnostics and tree listing.
 
 use super::boundary::{close_handle, give_handle, give_string, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::group::Group;
 use crate::store::StoreHandle;
+use crate::tree::Tree;
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -119,5 +120,68 @@ pub unsafe extern "C" fn zarr_group_attrs_set(
         ref_arg(group, "group")?
             .inner
             .set_attributes(str_arg(attrs_json, "attrs_json")?)
+    })
+}
+
+/// Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
+/// `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
+/// (`"directory"`, `"zip"` or `"memory"`), `read_only`, `num_members`, `num_arrays`,
+/// `num_groups`, and the sorted member names in `arrays` and `groups`. Free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `group` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_info_json(
+    group: *const zarr_group,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let out = out_arg(out_json, "out_json")?;
+        give_string(out, group.info()?.to_string())
+    })
+}
+
+/// The group and everything below it as text, byte for byte as zarr-python 2.18 prints
+/// `str(group.tree())`: the group's name (`/` for the root), then one line per member drawn
+/// with box-drawing characters (UTF-8), members sorted by name, an array shown as
+/// `name (shape) dtype` with NumPy's names (`(100,) float64`, `(4, 6) >i2`). Lines end with
+/// `\n` except the last. A member whose metadata cannot be read fails the call with an error
+/// naming its key. Free with `zarr_string_free`.
+///
+/// # Safety
+/// `group` must be a live handle and `out_text` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_tree_text(
+    group: *const zarr_group,
+    out_text: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let out = out_arg(out_text, "out_text")?;
+        give_string(out, Tree::of_group(group)?.to_text())
+    })
+}
+
+/// The group and everything below it as nested JSON. Every node has `name` (`""` for the
+/// store root), `path` (from the store root) and `kind` (`"group"` or `"array"`); a group has
+/// `children` (its members, sorted by name), an array has `shape`, `chunks` and `dtype` (as in
+/// `.zarray`). Example: `{"name": "", "path": "", "kind": "group", "children": [{"name": "a",
+/// "path": "a", "kind": "array", "shape": [10], "chunks": [5], "dtype": "<i4"}]}`. A member
+/// whose metadata cannot be read fails the call with an error naming its key. Free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `group` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_tree_json(
+    group: *const zarr_group,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let out = out_arg(out_json, "out_json")?;
+        give_string(out, Tree::of_group(group)?.to_json())
     })
 }

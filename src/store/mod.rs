@@ -93,6 +93,28 @@ pub enum OpenMode {
     Write,
 }
 
+/// Which backend a store uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// A directory of files ([`DirectoryStore`]).
+    Directory,
+    /// A zip archive ([`ZipStore`]).
+    Zip,
+    /// Memory ([`MemoryStore`]).
+    Memory,
+}
+
+impl StoreKind {
+    /// `"directory"`, `"zip"` or `"memory"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::Directory => "directory",
+            StoreKind::Zip => "zip",
+            StoreKind::Memory => "memory",
+        }
+    }
+}
+
 /// Number of lock stripes guarding read-modify-write of chunks.
 const CHUNK_LOCK_STRIPES: usize = 256;
 
@@ -105,6 +127,7 @@ pub type MetadataDocuments = BTreeMap<String, Vec<u8>>;
 #[derive(Debug)]
 pub struct StoreHandle {
     backend: Box<dyn Store>,
+    kind: StoreKind,
     mode: OpenMode,
     location: String,
     chunk_locks: Vec<Mutex<()>>,
@@ -117,15 +140,19 @@ impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, a path ending in `.zip` (that is
     /// not an existing directory) for a [`ZipStore`], anything else a directory path.
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
-        let backend: Box<dyn Store> = if location == "memory:" {
-            Box::new(MemoryStore::default())
+        let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
+            (Box::new(MemoryStore::default()), StoreKind::Memory)
         } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
-            Box::new(ZipStore::open(location, mode)?)
+            (Box::new(ZipStore::open(location, mode)?), StoreKind::Zip)
         } else {
-            Box::new(DirectoryStore::open(location, mode)?)
+            (
+                Box::new(DirectoryStore::open(location, mode)?),
+                StoreKind::Directory,
+            )
         };
         Ok(Arc::new(StoreHandle {
             backend,
+            kind,
             mode,
             location: location.to_string(),
             chunk_locks: (0..CHUNK_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
@@ -133,14 +160,19 @@ impl StoreHandle {
         }))
     }
 
-    /// The location the store was opened at.
+    /// The location the store was opened with.
     pub fn location(&self) -> &str {
         &self.location
     }
 
-    /// Whether the store was opened read-only.
-    pub fn is_read_only(&self) -> bool {
-        self.mode == OpenMode::Read
+    /// Which backend the store uses.
+    pub fn kind(&self) -> StoreKind {
+        self.kind
+    }
+
+    /// The mode the store was opened with.
+    pub fn mode(&self) -> OpenMode {
+        self.mode
     }
 
     /// Answers metadata keys from the given documents instead of the backend (`None` stops

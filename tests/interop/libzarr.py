@@ -85,6 +85,9 @@ _SIGNATURES = {
     "zarr_store_uses_consolidated": [_h, C.POINTER(C.c_bool)],
     "zarr_array_set_chunk_cache": [_h, C.c_uint64],
     "zarr_array_chunk_cache_stats": [_h, _u64p, _u64p, _u64p],
+    "zarr_group_info_json": [_h, _out_s],
+    "zarr_group_tree_text": [_h, _out_s],
+    "zarr_group_tree_json": [_h, _out_s],
 }
 
 
@@ -316,6 +319,15 @@ class Group(_Handle, _Attrs):
 
     def list(self):
         return json.loads(_string("zarr_group_list", self.handle))
+
+    def info(self):
+        return json.loads(_string("zarr_group_info_json", self.handle))
+
+    def tree_text(self):
+        return _string("zarr_group_tree_text", self.handle)
+
+    def tree(self):
+        return json.loads(_string("zarr_group_tree_json", self.handle))
 
 
 class Array(_Handle, _Attrs):

@@ -1,4 +1,6 @@
 """The only place that knows how zarr-python 2.x and 3.x differ (Zarr v2 format, local directories)."""
+import json
+
 import numpy as np
 import zarr
 
@@ -130,3 +132,35 @@ def get_fields(arr, selection, fields):
         from numpy.lib import recfunctions
         return recfunctions.repack_fields(np.asarray(arr.get_basic_selection(selection))[fields])
     return arr.get_basic_selection(selection, fields=fields)
+
+
+# ---------------------------------------------------------------- hierarchies (test_group_tree.py)
+def create_member(group, name, *, shape, chunks, dtype, separator=".", fill_value=0, object_codec=None):
+    """An uncompressed Zarr v2 array `name` directly in `group`; an object array (dtype object) needs
+    `object_codec` (zarr 3 takes only vlen-utf8 and vlen-bytes, as its str and bytes types)."""
+    if ZARR3:
+        if object_codec is not None:
+            dtype = {"vlen-utf8": str, "vlen-bytes": bytes}[object_codec.codec_id]
+        return group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, compressors=None,
+                                  fill_value=fill_value, chunk_key_encoding={"name": "v2", "separator": separator})
+    return group.create_dataset(name, shape=shape, chunks=chunks, dtype=dtype, compressor=None,
+                                fill_value=fill_value, dimension_separator=separator, object_codec=object_codec)
+
+
+def stored_dtype(arr):
+    """The `.zarray` dtype of an array as zarr-python encodes it (zarr 3 reads `|O` text as StringDType)."""
+    if ZARR3:
+        encoded = arr.metadata.to_dict()["dtype"]
+    else:
+        encoded = zarr.meta.Metadata2.encode_dtype(np.dtype(arr.dtype))
+    return json.loads(json.dumps(encoded))  # tuples of a record's descr become lists, as in JSON
+
+
+def walk(group):
+    """Every array and group below `group` as (path relative to it, node), as zarr-python's own walk finds
+    them (zarr 2: visititems, zarr 3: members(max_depth=None))."""
+    if ZARR3:
+        return list(group.members(max_depth=None))
+    found = []
+    group.visititems(lambda path, node: found.append((path, node)))
+    return found
