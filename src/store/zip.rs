@@ -305,31 +305,33 @@ fn read_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> std::io::Result<
     Ok(())
 }
 
-/// A stored (uncompressed) member, read piece by piece from the archive.
-struct StoredMember<'a> {
+/// One member of an archive opened for reading. Its size is known without reading it; the
+/// first read reads it whole (decompressing it and checking its CRC), so no byte of a member
+/// that fails its check is ever handed out.
+struct MemberReader<'a> {
+    store: &'a ZipStore,
     file: &'a File,
-    start: u64,
-    len: u64,
+    key: String,
+    member: Member,
+    data: Option<Vec<u8>>,
 }
 
-impl ValueReader for StoredMember<'_> {
+impl ValueReader for MemberReader<'_> {
     fn len(&self) -> u64 {
-        self.len
+        self.member.size
     }
 
     fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|end| end > self.len)
-        {
-            return Err(Error::CorruptChunk(format!(
-                "zip member of {} bytes ends before byte {offset} + {}",
-                self.len,
-                buf.len()
-            )));
+        if self.data.is_none() {
+            let mut data = Vec::new();
+            self.store
+                .read_member(self.file, &self.key, &self.member, &mut data)?;
+            self.data = Some(data);
         }
-        read_at(self.file, self.start + offset, buf)
-            .map_err(|e| Error::io("reading a zip member", e))
+        self.data
+            .as_mut()
+            .expect("read above")
+            .read_exact_at(offset, buf)
     }
 }
 
@@ -384,19 +386,15 @@ impl Store for ZipStore {
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
         validate_key(key)?;
         match &self.mode {
-            Mode::Read { file, members } => match members.get(key) {
-                None => Ok(None),
-                Some(m) if !m.deflated => Ok(Some(Box::new(StoredMember {
+            Mode::Read { file, members } => Ok(members.get(key).map(|&member| {
+                Box::new(MemberReader {
+                    store: self,
                     file,
-                    start: m.data_start,
-                    len: m.size,
-                }))),
-                Some(m) => {
-                    let mut buf = Vec::new();
-                    self.read_member(file, key, m, &mut buf)?;
-                    Ok(Some(Box::new(buf)))
-                }
-            },
+                    key: key.to_string(),
+                    member,
+                    data: None,
+                }) as Box<dyn ValueReader>
+            })),
             Mode::Write { .. } => Ok(self.get(key)?.map(|v| Box::new(v) as Box<dyn ValueReader>)),
         }
     }
@@ -496,6 +494,34 @@ mod tests {
             ZipStore::open(name, OpenMode::Write),
             Err(Error::Unsupported(_))
         ));
+        fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn stored_members_are_checked_when_read_in_parts_too() {
+        let path = temp_path("stored-crc");
+        let name = path.to_str().unwrap();
+        {
+            let store = ZipStore::open(name, OpenMode::Write).unwrap();
+            store.set("a/0", b"0123456789abcdef").unwrap();
+            store.flush().unwrap();
+        }
+        let mut bytes = fs::read(&path).unwrap();
+        let at = bytes
+            .windows(16)
+            .position(|w| w == b"0123456789abcdef")
+            .unwrap();
+        bytes[at + 3] ^= 0x40;
+        fs::write(&path, &bytes).unwrap();
+        let store = ZipStore::open(name, OpenMode::Read).unwrap();
+        assert!(matches!(store.get("a/0"), Err(Error::CorruptChunk(_))));
+        let mut reader = store.open_value("a/0").unwrap().unwrap();
+        assert_eq!(reader.len(), 16);
+        let mut part = [0u8; 2];
+        let read = reader.read_exact_at(0, &mut part);
+        assert!(matches!(read, Err(Error::CorruptChunk(_))), "{read:?}");
+        drop(reader);
+        drop(store);
         fs::remove_file(&path).unwrap();
     }
 
