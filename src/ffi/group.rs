@@ -3,6 +3,7 @@
 use super::boundary::{close_handle, give_handle, give_string, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use super::store::zarr_store;
+use crate::error::Result;
 use crate::group::Group;
 use crate::store::StoreHandle;
 use crate::tree::Tree;
@@ -13,6 +14,18 @@ use std::sync::Arc;
 #[allow(non_camel_case_types)]
 pub struct zarr_group {
     pub(crate) inner: Group,
+}
+
+/// Hands text about a group (JSON or a listing) to the caller.
+fn text_out(
+    group: *const zarr_group,
+    out: *mut *mut c_char,
+    make: fn(&Group) -> Result<String>,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        give_string(out_arg(out, "output")?, make(group)?)
+    })
 }
 
 /// Shared body of `zarr_group_create` and `zarr_group_open`.
@@ -82,10 +95,8 @@ pub unsafe extern "C" fn zarr_group_list(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let group = &ref_arg(group, "group")?.inner;
-        let out = out_arg(out_json, "out_json")?;
-        give_string(out, group.members()?.to_json().to_string())
+    text_out(group, out_json, |group| {
+        Ok(group.members()?.to_json().to_string())
     })
 }
 
@@ -100,11 +111,7 @@ pub unsafe extern "C" fn zarr_group_attrs_get(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let group = &ref_arg(group, "group")?.inner;
-        let out = out_arg(out_json, "out_json")?;
-        give_string(out, group.attributes()?)
-    })
+    text_out(group, out_json, Group::attributes)
 }
 
 /// Replaces the group's user attributes with `attrs_json`, a JSON object (stored as given).
@@ -136,11 +143,7 @@ pub unsafe extern "C" fn zarr_group_info_json(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let group = &ref_arg(group, "group")?.inner;
-        let out = out_arg(out_json, "out_json")?;
-        give_string(out, group.info()?.to_string())
-    })
+    text_out(group, out_json, |group| Ok(group.info()?.to_string()))
 }
 
 /// The group and everything below it as text, byte for byte as zarr-python 2.18 prints
@@ -157,11 +160,11 @@ pub unsafe extern "C" fn zarr_group_tree_text(
     group: *const zarr_group,
     out_text: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let group = &ref_arg(group, "group")?.inner;
-        let out = out_arg(out_text, "out_text")?;
-        give_string(out, Tree::of_group(group)?.to_text())
-    })
+    text_out(
+        group,
+        out_text,
+        |group| Ok(Tree::of_group(group)?.to_text()),
+    )
 }
 
 /// The group and everything below it as nested JSON. Every node has `name` (`""` for the
@@ -179,9 +182,9 @@ pub unsafe extern "C" fn zarr_group_tree_json(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let group = &ref_arg(group, "group")?.inner;
-        let out = out_arg(out_json, "out_json")?;
-        give_string(out, Tree::of_group(group)?.to_json())
-    })
+    text_out(
+        group,
+        out_json,
+        |group| Ok(Tree::of_group(group)?.to_json()),
+    )
 }
