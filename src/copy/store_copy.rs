@@ -71,13 +71,14 @@ pub fn copy_store(
     for batch in batches(&entries) {
         parallel::run(|| {
             batch.par_iter().try_for_each(|entry| {
-                let value = src.get(&entry.key)?.ok_or_else(|| {
-                    Error::NotFound(format!("key {:?} vanished while copying", entry.key))
-                })?;
-                dst.set(
-                    &format!("{dst_prefix}{}", &entry.key[src_prefix.len()..]),
-                    &value,
-                )
+                let key = format!("{dst_prefix}{}", &entry.key[src_prefix.len()..]);
+                match dst.copy_value_from(src, &entry.key, &key)? {
+                    true => Ok(()),
+                    false => Err(Error::NotFound(format!(
+                        "key {:?} vanished while copying",
+                        entry.key
+                    ))),
+                }
             })
         })?;
         let bytes = batch.iter().map(|e| e.size).sum();

@@ -57,6 +57,31 @@ impl DirectoryStore {
         Ok(self.root.join(key))
     }
 
+    /// Stores a value under `key` by having `write` fill a new temporary file in the key's
+    /// directory, then renaming it over the key.
+    fn write_atomically(
+        &self,
+        key: &str,
+        write: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let file = self.file(key)?;
+        let parent = file.parent().unwrap_or(&self.root);
+        fs::create_dir_all(parent)
+            .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("key");
+        let counter = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        let temp = parent.join(format!(
+            ".{name}{TEMP_MARKER}{}-{counter}",
+            std::process::id()
+        ));
+        write(&temp)
+            .and_then(|()| fs::rename(&temp, &file))
+            .map_err(|e| {
+                let _ = fs::remove_file(&temp);
+                Error::io(format!("writing {}", file.display()), e)
+            })
+    }
+
     fn dir(&self, prefix: &str) -> Result<PathBuf> {
         validate_prefix(prefix)?;
         Ok(self.root.join(prefix.trim_end_matches('/')))
@@ -163,25 +188,17 @@ impl Store for DirectoryStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.write_atomically(key, |temp| fs::File::create(temp)?.write_all(value))
+    }
+
+    fn value_file(&self, key: &str) -> Result<Option<PathBuf>> {
         let file = self.file(key)?;
-        let parent = file.parent().unwrap_or(&self.root);
-        fs::create_dir_all(parent)
-            .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("key");
-        let counter = self.temp_counter.fetch_add(1, Ordering::Relaxed);
-        let temp = parent.join(format!(
-            ".{name}{TEMP_MARKER}{}-{counter}",
-            std::process::id()
-        ));
-        let write = || -> std::io::Result<()> {
-            let mut f = fs::File::create(&temp)?;
-            f.write_all(value)?;
-            fs::rename(&temp, &file)
-        };
-        write().map_err(|e| {
-            let _ = fs::remove_file(&temp);
-            Error::io(format!("writing {}", file.display()), e)
-        })
+        Ok(file.is_file().then_some(file))
+    }
+
+    fn set_from_file(&self, key: &str, source: &Path) -> Result<()> {
+        // `fs::copy` copies inside the kernel where it can (copy_file_range on Linux).
+        self.write_atomically(key, |temp| fs::copy(source, temp).map(drop))
     }
 
     fn erase(&self, key: &str) -> Result<()> {

@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use crate::path;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod directory;
@@ -37,6 +38,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
         Ok(self.get(key)?.is_some())
+    }
+    /// The file holding the value under `key`, for stores that keep each value in a file of
+    /// its own; `None` for the others, or when there is no value.
+    fn value_file(&self, _key: &str) -> Result<Option<PathBuf>> {
+        Ok(None)
+    }
+    /// Stores the contents of the file `source` under `key`, as [`Store::set`] would; stores
+    /// that keep values in files copy it without reading it into memory.
+    fn set_from_file(&self, key: &str, source: &Path) -> Result<()> {
+        let value = std::fs::read(source)
+            .map_err(|e| Error::io(format!("reading {}", source.display()), e))?;
+        self.set(key, &value)
     }
     /// Every key that starts with `prefix`, at any depth, sorted.
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
@@ -262,6 +275,24 @@ impl StoreHandle {
         Ok(())
     }
 
+    /// Copies the value under `src_key` of `src` to `key` of this store (`false` when `src`
+    /// has none). When both keep values in files, the value goes file to file without
+    /// passing through memory; metadata keys always go through [`StoreHandle::get`] and
+    /// [`StoreHandle::set`], so consolidated metadata in use on either side stays right.
+    pub fn copy_value_from(&self, src: &StoreHandle, src_key: &str, key: &str) -> Result<bool> {
+        self.check_writable(key)?;
+        if !path::is_metadata_key(key) && !path::is_metadata_key(src_key) {
+            if let Some(file) = src.backend.value_file(src_key)? {
+                self.backend.set_from_file(key, &file)?;
+                return Ok(true);
+            }
+        }
+        match src.get(src_key)? {
+            Some(value) => self.set(key, &value).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
     /// Removes a key; refused on a read-only store.
     pub fn erase(&self, key: &str) -> Result<()> {
         self.check_writable(key)?;
@@ -374,6 +405,22 @@ pub(crate) mod tests {
             assert!(store.get(bad).is_err(), "{bad}");
         }
         assert!(store.list_dir("../").is_err());
+        let source = std::env::temp_dir().join(format!(
+            "libzarr-source-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&source, b"from a file").unwrap();
+        store.set_from_file("c/0", &source).unwrap();
+        assert_eq!(store.get("c/0").unwrap().unwrap(), b"from a file");
+        if let Some(file) = store.value_file("c/0").unwrap() {
+            assert_eq!(std::fs::read(file).unwrap(), b"from a file");
+        }
+        assert_eq!(store.value_file("c/missing").unwrap(), None);
+        assert!(store.set_from_file("c/1", &source.with_extension("missing")).is_err());
+        assert!(!store.contains("c/1").unwrap());
+        store.erase("c/0").unwrap();
+        std::fs::remove_file(&source).unwrap();
     }
 
     #[test]
