@@ -35,7 +35,7 @@ static double temperature(uint64_t i, uint64_t j) {
 int main(int argc, char **argv) {
     const char *location = argc > 1 ? argv[1] : "demo.zarr";
     zarr_store *store = NULL;
-    zarr_group *group = NULL;
+    zarr_group *group = NULL, *root = NULL;
     zarr_array *array = NULL;
     double *data = malloc(sizeof(double) * WRITTEN_ROWS * COLS);
     double box[4][3];
@@ -93,6 +93,14 @@ int main(int argc, char **argv) {
     printf("measurements attributes: %s\n", json);
     zarr_string_free(json);
 
+    /* Consolidate the metadata into .zmetadata (zarr-python's open_consolidated reads it) and
+     * show the hierarchy as zarr-python's group.tree() prints it. */
+    if (!ok(zarr_consolidate_metadata(store), "consolidate metadata") ||
+        !ok(zarr_group_open(store, "", &root), "open root") || !ok(zarr_group_tree_text(root, &json), "tree"))
+        goto done;
+    printf("tree:\n%s\n", json);
+    zarr_string_free(json);
+
     good = bad_values == 0;
     if (good)
         printf("all values check out\n");
@@ -100,6 +108,7 @@ int main(int argc, char **argv) {
         printf("%d values are wrong\n", bad_values);
 
 done:
+    zarr_group_close(root);
     zarr_array_close(array);
     zarr_group_close(group);
     zarr_store_close(store);
