@@ -152,6 +152,8 @@ pub struct StoreHandle {
 impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, a path ending in `.zip` (that is
     /// not an existing directory) for a [`ZipStore`], anything else a directory path.
+    /// Consolidated metadata is not read here: `crate::consolidated::load` does that (as
+    /// `zarr_store_open` does unless told not to).
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
             (Box::new(MemoryStore::default()), StoreKind::Memory)
