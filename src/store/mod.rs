@@ -419,7 +419,9 @@ pub(crate) mod tests {
             assert_eq!(std::fs::read(file).unwrap(), b"from a file");
         }
         assert_eq!(store.value_file("c/missing").unwrap(), None);
-        assert!(store.set_from_file("c/1", &source.with_extension("missing")).is_err());
+        assert!(store
+            .set_from_file("c/1", &source.with_extension("missing"))
+            .is_err());
         assert!(!store.contains("c/1").unwrap());
         store.erase("c/0").unwrap();
         std::fs::remove_file(&source).unwrap();
