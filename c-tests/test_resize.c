@@ -92,6 +92,28 @@ int main(void) {
         zarr_array_close(a);
     }
     zarr_store_close(s);
+
+    /* Object arrays append text items. */
+    s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_array *t = create_array(s, "text", "{\"shape\": [1], \"chunks\": [2], \"dtype\": \"|O\", "
+                                            "\"fill_value\": \"\", \"filters\": [{\"id\": \"vlen-utf8\"}]}");
+    if (t) {
+        int64_t offsets[4] = {0, 5, 5, 11};
+        CHECK_OK(zarr_array_append_vlen(t, 0, 3, offsets, 4, "alphaomega!", 11));
+        CHECK_STATUS(zarr_array_append_vlen(t, 0, 3, offsets, 3, "alphaomega!", 11), ZARR_ERR_BUFFER_SIZE);
+        CHECK_STATUS(zarr_array_append(t, 0, 1, col, sizeof(int32_t)), ZARR_ERR_INVALID_ARGUMENT);
+        uint64_t tshape[1] = {0}, tstart[1] = {0}, tcount[1] = {4};
+        CHECK_OK(zarr_array_shape(t, 1, tshape));
+        CHECK(tshape[0] == 4);
+        int64_t back_offsets[5];
+        char text[16];
+        if (CHECK_OK(zarr_array_read_vlen(t, 1, tstart, tcount, back_offsets, 5, text, sizeof text))) {
+            CHECK(back_offsets[1] == 0 && back_offsets[2] == 5 && back_offsets[4] == 11);
+            CHECK(memcmp(text, "alphaomega!", 11) == 0);
+        }
+        zarr_array_close(t);
+    }
+    zarr_store_close(s);
     tmpdir_remove(dir);
     return check_summary("test_resize");
 }

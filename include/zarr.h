@@ -896,7 +896,7 @@ zarr_status zarr_array_resize(zarr_array *array, size_t ndim, const uint64_t *ne
  * `count` (C order, native byte order, `data_size` = its element count × item size bytes;
  * anything else is `ZARR_ERR_BUFFER_SIZE`). If the write fails, the array is shrunk back to
  * its old shape and the write's status returned. Object (`|O`) arrays are
- * `ZARR_ERR_INVALID_ARGUMENT`: resize them and write the new part with `zarr_array_write_vlen`.
+ * `ZARR_ERR_INVALID_ARGUMENT`: they append with `zarr_array_append_vlen`.
  *
  * # Safety
  * `array` must be a live handle and `data` hold `data_size` readable bytes.
@@ -906,6 +906,25 @@ zarr_status zarr_array_append(zarr_array *array,
                               uint64_t count,
                               const void *data,
                               size_t data_size);
+
+/**
+ * Appends `count` positions along dimension `axis` of an object (`|O`) array, as
+ * `zarr_array_append` does, with the items given as `zarr_array_write_vlen` takes them:
+ * `offsets` (`noffsets` = items + 1 non-decreasing entries; anything else is
+ * `ZARR_ERR_BUFFER_SIZE`) into `data` (UTF-8 text, checked; bytes; or array elements in native
+ * byte order). If the write fails, the array is shrunk back to its old shape.
+ *
+ * # Safety
+ * `array` must be a live handle; `offsets` hold `noffsets` entries and `data` `data_size`
+ * readable bytes.
+ */
+zarr_status zarr_array_append_vlen(zarr_array *array,
+                                   size_t axis,
+                                   uint64_t count,
+                                   const int64_t *offsets,
+                                   size_t noffsets,
+                                   const void *data,
+                                   size_t data_size);
 
 /**
  * Reads a strided box: `count[d]` elements from `start[d]`, `step[d]` apart (`step` NULL: 1)

@@ -111,8 +111,57 @@ impl Array {
     /// `count` along it and the data fills the new part, whose other extents are the array's.
     /// If the write fails the array is shrunk back to its old shape.
     pub fn append(&self, axis: usize, count: u64, data: &[u8]) -> Result<()> {
-        self.store.check_writable(&self.path)?;
         self.require_fixed_size()?;
+        self.append_with(
+            axis,
+            count,
+            |extent| {
+                let needed = extent
+                    .iter()
+                    .try_fold(self.item_size() as u64, |acc, &n| acc.checked_mul(n));
+                match needed == Some(data.len() as u64) {
+                    true => Ok(()),
+                    false => Err(Error::BufferSize(format!(
+                        "appending {extent:?} elements of {} bytes needs {needed:?} bytes, got {}",
+                        self.item_size(),
+                        data.len()
+                    ))),
+                }
+            },
+            |start, extent| self.write_region(start, extent, data),
+        )
+    }
+
+    /// Appends the items of an object array along `axis`, as [`Array::append`] does, given
+    /// as [`Array::write_vlen`] takes them (`offsets` one more than the items).
+    pub fn append_vlen(&self, axis: usize, count: u64, offsets: &[i64], data: &[u8]) -> Result<()> {
+        self.append_with(
+            axis,
+            count,
+            |extent| {
+                let items = extent.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
+                match items.and_then(|n| n.checked_add(1)) == Some(offsets.len() as u64) {
+                    true => Ok(()),
+                    false => Err(Error::BufferSize(format!(
+                        "appending {extent:?} items needs {items:?} + 1 offsets, got {}",
+                        offsets.len()
+                    ))),
+                }
+            },
+            |start, extent| self.write_vlen(start, extent, offsets, data),
+        )
+    }
+
+    /// Grows the array by `count` along `axis` and has `write` fill the new part (given its
+    /// start and extent), after `check` accepted the extent; shrinks it back if `write` fails.
+    fn append_with(
+        &self,
+        axis: usize,
+        count: u64,
+        check: impl FnOnce(&[u64]) -> Result<()>,
+        write: impl FnOnce(&[u64], &[u64]) -> Result<()>,
+    ) -> Result<()> {
+        self.store.check_writable(&self.path)?;
         let old_shape = self.shape();
         if axis >= old_shape.len() {
             return Err(self.named(Error::InvalidArgument(format!(
@@ -131,20 +180,10 @@ impl Array {
         start[axis] = old_shape[axis];
         let mut extent = old_shape;
         extent[axis] = count;
-        let needed = extent
-            .iter()
-            .try_fold(self.item_size() as u64, |acc, &n| acc.checked_mul(n));
-        if needed != Some(data.len() as u64) {
-            return Err(self.named(Error::BufferSize(format!(
-                "appending {extent:?} elements of {} bytes needs {needed:?} bytes, got {}",
-                self.item_size(),
-                data.len()
-            ))));
-        }
-        let old_len = start[axis];
+        check(&extent).map_err(|e| self.named(e))?;
         self.resize(&new_shape)?;
-        self.write_region(&start, &extent, data).inspect_err(|_| {
-            new_shape[axis] = old_len;
+        write(&start, &extent).inspect_err(|_| {
+            new_shape[axis] = start[axis];
             // Best effort: the write's error is the one to report.
             let _ = self.resize(&new_shape);
         })
@@ -261,6 +300,23 @@ mod tests {
         a.read_vlen(&[0], &[6], &mut offsets, &mut data).unwrap();
         assert_eq!(&data[..offsets[6] as usize], b"abcd");
         assert_eq!(offsets, [0, 1, 2, 3, 4, 4, 4]);
+        a.append_vlen(0, 2, &[0, 2, 5], b"xyzzy").unwrap();
+        let mut offsets = [0i64; 9];
+        let mut data = [0u8; 16];
+        a.read_vlen(&[0], &[8], &mut offsets, &mut data).unwrap();
+        assert_eq!(&data[..offsets[8] as usize], b"abcdxyzzy");
+        assert_eq!(offsets[6..], [4, 6, 9]);
+        assert!(matches!(
+            a.append_vlen(0, 2, &[0, 1], b"x"),
+            Err(Error::BufferSize(_))
+        ));
+        // A write that fails (text that is not UTF-8) leaves the shape as it was.
+        assert!(a.append_vlen(0, 1, &[0, 1], b"\xff").is_err());
+        assert_eq!(a.shape(), vec![8]);
+        assert!(matches!(
+            a.append(0, 1, &[0]),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Changing an array's shape: `zarr_array_resize`, `zarr_array_append`.
+//! Changing an array's shape: `zarr_array_resize`, `zarr_array_append`,
+//! `zarr_array_append_vlen`.
 
 use super::array::{array_arg, check_ndim, zarr_array};
 use super::boundary::{run, slice_arg};
@@ -36,7 +37,7 @@ pub unsafe extern "C" fn zarr_array_resize(
 /// `count` (C order, native byte order, `data_size` = its element count × item size bytes;
 /// anything else is `ZARR_ERR_BUFFER_SIZE`). If the write fails, the array is shrunk back to
 /// its old shape and the write's status returned. Object (`|O`) arrays are
-/// `ZARR_ERR_INVALID_ARGUMENT`: resize them and write the new part with `zarr_array_write_vlen`.
+/// `ZARR_ERR_INVALID_ARGUMENT`: they append with `zarr_array_append_vlen`.
 ///
 /// # Safety
 /// `array` must be a live handle and `data` hold `data_size` readable bytes.
@@ -55,5 +56,32 @@ pub unsafe extern "C" fn zarr_array_append(
             count,
             slice_arg(data.cast::<u8>(), data_size, "data")?,
         )
+    })
+}
+
+/// Appends `count` positions along dimension `axis` of an object (`|O`) array, as
+/// `zarr_array_append` does, with the items given as `zarr_array_write_vlen` takes them:
+/// `offsets` (`noffsets` = items + 1 non-decreasing entries; anything else is
+/// `ZARR_ERR_BUFFER_SIZE`) into `data` (UTF-8 text, checked; bytes; or array elements in native
+/// byte order). If the write fails, the array is shrunk back to its old shape.
+///
+/// # Safety
+/// `array` must be a live handle; `offsets` hold `noffsets` entries and `data` `data_size`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append_vlen(
+    array: *mut zarr_array,
+    axis: usize,
+    count: u64,
+    offsets: *const i64,
+    noffsets: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let offsets = slice_arg(offsets, noffsets, "offsets")?;
+        let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
+        array.append_vlen(axis, count, offsets, data)
     })
 }

@@ -80,6 +80,7 @@ _SIGNATURES = {
     "zarr_array_write_vlen": [_h, _sz, _u64p, _u64p, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
     "zarr_array_resize": [_h, _sz, _u64p],
     "zarr_array_append": [_h, _sz, C.c_uint64, C.c_void_p, _sz],
+    "zarr_array_append_vlen": [_h, _sz, C.c_uint64, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz],
     "zarr_consolidate_metadata": [_h],
     "zarr_store_refresh_consolidated": [_h, C.POINTER(C.c_bool)],
     "zarr_store_uses_consolidated": [_h, C.POINTER(C.c_bool)],
@@ -527,6 +528,15 @@ class Array(_Handle, _Attrs):
         data = np.require(np.asarray(data).astype(self.dtype, copy=False), requirements="C")
         buf = data.ctypes.data if data.nbytes else C.addressof(_EMPTY)
         _call("zarr_array_append", self.handle, axis, data.shape[axis], buf, data.nbytes)
+
+    def append_vlen(self, items, count, axis=0):
+        """Append a flat C-order list of bytes objects (`count` positions along `axis`) to an object array."""
+        offsets = [0]
+        for item in items:
+            offsets.append(offsets[-1] + len(item))
+        blob = b"".join(items)
+        _call("zarr_array_append_vlen", self.handle, axis, count, (C.c_int64 * len(offsets))(*offsets),
+              len(offsets), blob if blob else C.addressof(_EMPTY), len(blob))
 
     def read(self, start=None, count=None):
         """Read the region [start, start+count) (default: everything) into a new native-order array."""

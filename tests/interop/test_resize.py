@@ -98,3 +98,14 @@ def test_resize_errors(tmp_path):
     with libzarr.open_store(tmp_path, "r") as store, store.open_array("a") as a:
         with pytest.raises(libzarr.LibzarrError, match="READ_ONLY"):
             a.resize((8,))
+
+
+def test_python_reads_text_libzarr_appended(tmp_path):
+    meta = {"shape": [2, 2], "chunks": [2, 3], "dtype": "|O", "fill_value": "", "filters": [{"id": "vlen-utf8"}]}
+    with libzarr.open_store(tmp_path, "w") as store, store.create_array("t", meta) as t:
+        t.write_vlen([b"a", b"b", b"c", b"d"], (0, 0), (2, 2))
+        t.append_vlen(["é".encode(), b"", "日本".encode(), b"z"], 2, axis=0)
+        t.append_vlen([b"x", b"y", b"w", b"v"], 1, axis=1)
+    z = zpy.open_array(tmp_path / "t")
+    assert z.shape == (4, 3)
+    assert z[...].tolist() == [["a", "b", "x"], ["c", "d", "y"], ["é", "", "w"], ["日本", "z", "v"]]
