@@ -2,7 +2,8 @@
 
 1. Opening a 1,000-array hierarchy (10 groups x 100 small arrays, each with attributes) with and
    without consolidated metadata: open the store, list every group, open every array and read its
-   shape and attributes. libzarr through its C API (ctypes) and zarr-python 3.
+   shape and attributes. libzarr through its C API (ctypes) and zarr-python 3; warm, and cold (the
+   page cache dropped before each run, when this process may write /proc/sys/vm/drop_caches).
 2. Copying a 256 MiB array (<f8, 64 chunks of 512x1024, zstd level 1): `zarr_store_copy` (keys
    verbatim) against `cp -r`; and rechunking it into 128x2048 chunks with blosc-lz4
    (`zarr_array_copy_to`) against zarr-python 3 writing the new array from the old one block by
@@ -124,6 +125,19 @@ def random_reads(src, cache_bytes):
     return total
 
 
+def can_drop_caches():
+    try:
+        drop_caches()
+        return True
+    except OSError:
+        return False
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
 def timed(fn, *args):
     start = time.perf_counter()
     fn(*args)
@@ -155,6 +169,14 @@ def main():
     for _ in range(args.reps):
         for name, (fn, *fn_args) in cases.items():
             times[name].append(timed(fn, *fn_args))
+    # Cold runs last, since dropping the page cache would make the warm cases cold too.
+    if can_drop_caches():
+        for _ in range(args.reps):
+            for impl, fn in (("libzarr", libzarr_open_all), ("zarr-python", python_open_all)):
+                for how in ("consolidated", "per-node"):
+                    drop_caches()
+                    times.setdefault(f"cold open, {impl}, {how}", []).append(
+                        timed(fn, hierarchy, how == "consolidated"))
     t = {name: statistics.median(v) for name, v in times.items()}
     print(f"median of {args.reps} runs; array: {nbytes / 2**20:.0f} MiB of values, {stored / 2**20:.0f} MiB stored\n")
     print("| operation | time | throughput or ratio |")
@@ -163,6 +185,11 @@ def main():
         c, p = t[f"open, {impl}, consolidated"], t[f"open, {impl}, per-node"]
         print(f"| open {GROUPS * ARRAYS} arrays, {impl}: consolidated / per-node | {c * 1e3:.1f} / {p * 1e3:.1f} ms "
               f"| {c / p:.2f} |")
+    for impl in ("libzarr", "zarr-python"):
+        if f"cold open, {impl}, consolidated" in t:
+            c, p = t[f"cold open, {impl}, consolidated"], t[f"cold open, {impl}, per-node"]
+            print(f"| cold open {GROUPS * ARRAYS} arrays, {impl}: consolidated / per-node | {c * 1e3:.1f} / "
+                  f"{p * 1e3:.1f} ms | {c / p:.2f} |")
     c, p = t["open, libzarr, consolidated"], t["open, zarr-python, consolidated"]
     print(f"| open, consolidated: libzarr / zarr-python | | {c / p:.2f} |")
     for name in ("copy, zarr_store_copy", "copy, cp -r"):
