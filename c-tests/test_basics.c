@@ -150,6 +150,7 @@ static void test_null_pointers(void) {
     NULLP(zarr_array_dtype(a, &kind, NULL));
     NULLP(zarr_array_dtype_string(NULL, &ostr));
     NULLP(zarr_array_dtype_string(a, NULL));
+    CHECK_CONTAINS(zarr_last_error(), "out_typestr");
     NULLP(zarr_array_fill_value(NULL, &buf, 4, &is_set));
     NULLP(zarr_array_fill_value(a, NULL, 4, &is_set));
     NULLP(zarr_array_fill_value(a, &buf, 4, NULL));

@@ -208,7 +208,9 @@ static void test_bad_arguments(void) {
     CHECK_STATUS(zarr_group_info_json(NULL, &out), ZARR_ERR_NULL_POINTER);
     CHECK_STR_EQ(out, "untouched");
     CHECK_STATUS(zarr_group_tree_text(g, NULL), ZARR_ERR_NULL_POINTER);
+    CHECK_CONTAINS(zarr_last_error(), "out_text");
     CHECK_STATUS(zarr_group_tree_json(g, NULL), ZARR_ERR_NULL_POINTER);
+    CHECK_CONTAINS(zarr_last_error(), "out_json");
     CHECK_STATUS(zarr_group_info_json(g, NULL), ZARR_ERR_NULL_POINTER);
     out = NULL;
     if (CHECK_OK(zarr_group_tree_text(g, &out))) CHECK_STR_EQ(out, "/");

@@ -70,15 +70,17 @@ pub(super) fn check_ndim(array: &Array, ndim: usize) -> Result<()> {
     Ok(())
 }
 
-/// Hands text about an array (JSON) to the caller.
-fn text_out(
+/// Hands text about an array (JSON, a type string) to the caller through the output
+/// argument `out`, named `out_name` in errors.
+pub(super) fn text_out(
     array: *const zarr_array,
     out: *mut *mut c_char,
-    make: fn(&Array) -> Result<String>,
+    out_name: &str,
+    make: impl FnOnce(&Array) -> Result<String>,
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        let out = out_arg(out, "out_json")?;
+        let out = out_arg(out, out_name)?;
         give_string(out, make(array)?)
     })
 }
@@ -243,7 +245,7 @@ pub unsafe extern "C" fn zarr_array_compressor_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, |a| {
+    text_out(array, out_json, "out_json", |a| {
         Ok(a.metadata_json()["compressor"].to_string())
     })
 }
@@ -258,7 +260,7 @@ pub unsafe extern "C" fn zarr_array_filters_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, |a| {
+    text_out(array, out_json, "out_json", |a| {
         Ok(a.metadata_json()["filters"].to_string())
     })
 }
@@ -272,7 +274,9 @@ pub unsafe extern "C" fn zarr_array_metadata_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, |a| Ok(a.metadata_json().to_string()))
+    text_out(array, out_json, "out_json", |a| {
+        Ok(a.metadata_json().to_string())
+    })
 }
 
 /// The user attributes (`.zattrs`) as the stored JSON object text (`"{}"` when there are
@@ -286,7 +290,7 @@ pub unsafe extern "C" fn zarr_array_attrs_get(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, Array::attributes)
+    text_out(array, out_json, "out_json", Array::attributes)
 }
 
 /// Replaces the user attributes with `attrs_json`, which must be a JSON object

@@ -1,8 +1,8 @@
 //! Data types as C sees them: the kind and size, the type string, datetime units, the fields
 //! of structured types, and UTF-32 ⇄ UTF-8 conversion for fixed-width unicode values.
 
-use super::array::{array_arg, box_args, zarr_array};
-use super::boundary::{c_string, give_string, out_arg, run, slice_arg, slice_out, str_arg};
+use super::array::{array_arg, box_args, text_out, zarr_array};
+use super::boundary::{c_string, out_arg, run, slice_arg, slice_out, str_arg};
 use super::status::zarr_status;
 use crate::dtype::{DataType, DataTypeKind, Field, Unit};
 use crate::error::{Error, Result};
@@ -95,12 +95,8 @@ pub unsafe extern "C" fn zarr_array_dtype_string(
     array: *const zarr_array,
     out_typestr: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let array = array_arg(array)?;
-        give_string(
-            out_arg(out_typestr, "out_typestr")?,
-            array.metadata().dtype.typestr(),
-        )
+    text_out(array, out_typestr, "out_typestr", |a| {
+        Ok(a.metadata().dtype.typestr())
     })
 }
 
@@ -243,12 +239,12 @@ pub unsafe extern "C" fn zarr_array_fields_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let fields: Value = fields_of(&array_arg(array)?.metadata().dtype)
+    text_out(array, out_json, "out_json", |a| {
+        let fields: Value = fields_of(&a.metadata().dtype)
             .iter()
             .map(field_json)
             .collect();
-        give_string(out_arg(out_json, "out_json")?, fields.to_string())
+        Ok(fields.to_string())
     })
 }
 

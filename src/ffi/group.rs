@@ -16,15 +16,17 @@ pub struct zarr_group {
     pub(crate) inner: Group,
 }
 
-/// Hands text about a group (JSON or a listing) to the caller.
+/// Hands text about a group (JSON or a listing) to the caller through the output argument
+/// `out`, named `out_name` in errors.
 fn text_out(
     group: *const zarr_group,
     out: *mut *mut c_char,
+    out_name: &str,
     make: fn(&Group) -> Result<String>,
 ) -> zarr_status {
     run(|| {
         let group = &ref_arg(group, "group")?.inner;
-        give_string(out_arg(out, "output")?, make(group)?)
+        give_string(out_arg(out, out_name)?, make(group)?)
     })
 }
 
@@ -95,7 +97,7 @@ pub unsafe extern "C" fn zarr_group_list(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(group, out_json, |group| {
+    text_out(group, out_json, "out_json", |group| {
         Ok(group.members()?.to_json().to_string())
     })
 }
@@ -111,7 +113,7 @@ pub unsafe extern "C" fn zarr_group_attrs_get(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(group, out_json, Group::attributes)
+    text_out(group, out_json, "out_json", Group::attributes)
 }
 
 /// Replaces the group's user attributes with `attrs_json`, a JSON object (stored as given).
@@ -143,7 +145,9 @@ pub unsafe extern "C" fn zarr_group_info_json(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(group, out_json, |group| Ok(group.info()?.to_string()))
+    text_out(group, out_json, "out_json", |group| {
+        Ok(group.info()?.to_string())
+    })
 }
 
 /// The group and everything below it as text, byte for byte as zarr-python 2.18 prints
@@ -160,11 +164,9 @@ pub unsafe extern "C" fn zarr_group_tree_text(
     group: *const zarr_group,
     out_text: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(
-        group,
-        out_text,
-        |group| Ok(Tree::of_group(group)?.to_text()),
-    )
+    text_out(group, out_text, "out_text", |group| {
+        Ok(Tree::of_group(group)?.to_text())
+    })
 }
 
 /// The group and everything below it as nested JSON. Every node has `name` (`""` for the
@@ -182,9 +184,7 @@ pub unsafe extern "C" fn zarr_group_tree_json(
     group: *const zarr_group,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(
-        group,
-        out_json,
-        |group| Ok(Tree::of_group(group)?.to_json()),
-    )
+    text_out(group, out_json, "out_json", |group| {
+        Ok(Tree::of_group(group)?.to_json())
+    })
 }

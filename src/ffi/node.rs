@@ -1,8 +1,8 @@
 //! Hierarchy operations on paths of a store: what a path holds, deleting and moving nodes;
 //! and an array's diagnostics.
 
-use super::array::{array_arg, zarr_array};
-use super::boundary::{give_string, out_arg, ref_arg, run, str_arg};
+use super::array::{text_out, zarr_array};
+use super::boundary::{out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::hierarchy::{self, NodeKind};
@@ -90,9 +90,5 @@ pub unsafe extern "C" fn zarr_array_info_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let array = array_arg(array)?;
-        let out = out_arg(out_json, "out_json")?;
-        give_string(out, array.info()?.to_string())
-    })
+    text_out(array, out_json, "out_json", |a| Ok(a.info()?.to_string()))
 }

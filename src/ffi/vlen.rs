@@ -1,8 +1,8 @@
 //! Object arrays from C: variable-length text, byte strings or arrays in the Arrow-style layout
 //! (an `int64_t` offsets array of n + 1 entries and one data buffer), with no allocation per item.
 
-use super::array::{array_arg, box_args, zarr_array};
-use super::boundary::{give_string, out_arg, run, slice_arg, slice_out};
+use super::array::{array_arg, box_args, text_out, zarr_array};
+use super::boundary::{out_arg, run, slice_arg, slice_out};
 use super::status::zarr_status;
 use crate::error::Error;
 use std::ffi::{c_char, c_void};
@@ -19,12 +19,11 @@ pub unsafe extern "C" fn zarr_array_object_codec(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    run(|| {
-        let array = array_arg(array)?;
-        let config = array
+    text_out(array, out_json, "out_json", |a| {
+        let config = a
             .object_codec()
             .map_or(serde_json::Value::Null, |c| c.config());
-        give_string(out_arg(out_json, "out_json")?, config.to_string())
+        Ok(config.to_string())
     })
 }
 
