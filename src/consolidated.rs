@@ -53,7 +53,7 @@ pub fn consolidate(store: &StoreHandle) -> Result<()> {
 /// Checks a metadata document: attributes as zarr-python writes them (non-finite numbers
 /// allowed), the other documents strict JSON objects.
 fn check_document(key: &str, bytes: &[u8]) -> Result<()> {
-    if key.rsplit('/').next() == Some(ZATTRS) {
+    if path::last_segment(key) == ZATTRS {
         return metadata::check_attributes(bytes, key).map(drop);
     }
     match metadata::parse_document(bytes, key)? {

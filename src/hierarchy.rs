@@ -1,9 +1,10 @@
 //! Nodes of a hierarchy: what lives at a logical path, creating ancestor groups, attributes.
 
 use crate::error::{Error, Result};
-use crate::metadata::{self, ZARRAY, ZATTRS, ZGROUP};
+use crate::metadata::{self, ArrayMetadata, ZARRAY, ZATTRS, ZGROUP};
 use crate::path;
 use crate::store::StoreHandle;
+use serde_json::Value;
 
 /// What a logical path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,21 @@ pub fn node_kind(store: &StoreHandle, path: &str) -> Result<NodeKind> {
     } else {
         Ok(NodeKind::None)
     }
+}
+
+/// The `.zarray` document of the array at the normalised path `path`, as stored (parsed JSON)
+/// and as understood; `None` when there is no `.zarray`. Errors name the key.
+pub fn read_array_metadata(
+    store: &StoreHandle,
+    path: &str,
+) -> Result<Option<(Value, ArrayMetadata)>> {
+    let key = path::join(path, ZARRAY);
+    let Some(bytes) = store.get(&key)? else {
+        return Ok(None);
+    };
+    let doc = metadata::parse_document(&bytes, &key)?;
+    let meta = ArrayMetadata::parse(&doc, &key)?;
+    Ok(Some((doc, meta)))
 }
 
 /// Fails with [`Error::AlreadyExists`] when `path` holds an array or a group.

@@ -8,8 +8,13 @@ const RESERVED_NAMES: [&str; 4] = [".zarray", ".zgroup", ".zattrs", ".zmetadata"
 /// Whether `key` names a node's metadata document (`.zarray`, `.zgroup` or `.zattrs`): the keys
 /// that consolidated metadata holds.
 pub fn is_metadata_key(key: &str) -> bool {
-    let name = key.rsplit('/').next().unwrap_or(key);
-    RESERVED_NAMES[..3].contains(&name)
+    RESERVED_NAMES[..3].contains(&last_segment(key))
+}
+
+/// The last `/`-separated segment of a key or path (`"a/b/.zarray"` gives `".zarray"`; the
+/// root `""` gives `""`).
+pub fn last_segment(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or(key)
 }
 
 /// Normalises a logical path: `\` becomes `/`, leading and trailing `/` are stripped and runs

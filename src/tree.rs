@@ -6,7 +6,8 @@
 use crate::dtype::python_tuple;
 use crate::error::{Error, Result};
 use crate::group::Group;
-use crate::metadata::{self, ArrayMetadata, ZARRAY};
+use crate::hierarchy;
+use crate::metadata::{ArrayMetadata, ZARRAY};
 use crate::path;
 use crate::store::StoreHandle;
 use serde_json::Value;
@@ -37,7 +38,7 @@ pub struct TreeEntry {
 impl TreeEntry {
     /// The node's name: the last segment of its path (`""` for the store root).
     pub fn name(&self) -> &str {
-        self.path.rsplit('/').next().unwrap_or_default()
+        path::last_segment(&self.path)
     }
 }
 
@@ -179,11 +180,13 @@ impl Tree {
 
 /// The parsed `.zarray` of the array at `path`.
 fn array_metadata(store: &StoreHandle, path: &str) -> Result<ArrayMetadata> {
-    let key = path::join(path, ZARRAY);
-    let bytes = store
-        .get(&key)?
-        .ok_or_else(|| Error::NotFound(format!("{key:?} vanished while listing the tree")))?;
-    ArrayMetadata::parse(&metadata::parse_document(&bytes, &key)?, &key)
+    match hierarchy::read_array_metadata(store, path)? {
+        Some((_, meta)) => Ok(meta),
+        None => Err(Error::NotFound(format!(
+            "{:?} vanished while listing the tree",
+            path::join(path, ZARRAY)
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -89,7 +89,7 @@ impl Array {
     pub fn open(store: Arc<StoreHandle>, path: &str) -> Result<Array> {
         let path = path::normalize(path)?;
         let key = path::join(&path, ZARRAY);
-        let Some(bytes) = store.get(&key)? else {
+        let Some((_, meta)) = hierarchy::read_array_metadata(&store, &path)? else {
             let what = match hierarchy::node_kind(&store, &path)? {
                 hierarchy::NodeKind::Group => "a group, not an array",
                 _ => "nothing",
@@ -98,8 +98,6 @@ impl Array {
                 "no array at path {path:?} (found {what})"
             )));
         };
-        let doc = metadata::parse_document(&bytes, &key)?;
-        let meta = ArrayMetadata::parse(&doc, &key)?;
         Self::from_metadata(store, path, meta).map_err(|e| e.context(&key))
     }
 

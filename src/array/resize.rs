@@ -2,7 +2,8 @@
 
 use super::Array;
 use crate::error::{Error, Result};
-use crate::metadata::{self, ArrayMetadata, ZARRAY};
+use crate::hierarchy;
+use crate::metadata::{self, ZARRAY};
 use crate::parallel;
 use crate::path;
 use rayon::prelude::*;
@@ -31,13 +32,10 @@ impl Array {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let old_shape = self.shape();
-        let mut doc = match self.store.get(&key)? {
-            Some(bytes) => metadata::parse_document(&bytes, &key)?,
-            None => return Err(Error::NotFound(format!("{key:?} vanished"))),
+        let Some((mut doc, _)) = hierarchy::read_array_metadata(&self.store, &self.path)? else {
+            return Err(Error::NotFound(format!("{key:?} vanished")));
         };
         doc["shape"] = new_shape.into();
-        // What was stored must still be a valid document.
-        ArrayMetadata::parse(&doc, &key)?;
         let chunks = &self.metadata.chunks;
         let grid = |shape: &[u64]| -> Vec<u64> {
             shape
@@ -317,6 +315,16 @@ mod tests {
             a.append(0, 1, &[0]),
             Err(Error::InvalidArgument(_))
         ));
+    }
+
+    #[test]
+    fn a_vanished_zarray_is_an_error_naming_it() {
+        let (store, a) = array(r#"{"shape": [3], "chunks": [2], "dtype": "<i4"}"#);
+        store.erase("a/.zarray").unwrap();
+        let err = a.resize(&[4]).unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        assert!(err.to_string().contains("a/.zarray"), "{err}");
+        assert_eq!(a.shape(), vec![3]);
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub fn copy_store(
 
 /// Whether a key is a node's metadata document (`.zarray` or `.zgroup`).
 fn is_node_document(key: &str) -> bool {
-    let name = key.rsplit('/').next().unwrap_or(key);
+    let name = path::last_segment(key);
     name == ZARRAY || name == ZGROUP
 }
 
