@@ -184,6 +184,20 @@ mod tests {
     }
 
     #[test]
+    fn consolidating_names_a_document_it_cannot_read() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        Group::create(store.clone(), "g").unwrap();
+        for (key, bad) in [("g/.zattrs", &b"[1]"[..]), ("g/.zgroup", b"{")] {
+            store.set(key, bad).unwrap();
+            let err = consolidate(&store).unwrap_err();
+            assert!(matches!(err, Error::InvalidMetadata(_)), "{err}");
+            assert!(err.to_string().contains(key), "{err}");
+            assert!(store.get(ZMETADATA).unwrap().is_none());
+            store.erase(key).unwrap();
+        }
+    }
+
+    #[test]
     fn refuses_bad_documents() {
         for bad in [
             &b"{"[..],

@@ -4,6 +4,7 @@
 use super::array::{array_arg, check_ndim, zarr_array};
 use super::boundary::{run, slice_arg};
 use super::status::zarr_status;
+use super::vlen::items_args;
 use std::ffi::c_void;
 
 /// Changes the array's shape to `new_shape` (`ndim` entries; `ndim` must match the array),
@@ -80,8 +81,7 @@ pub unsafe extern "C" fn zarr_array_append_vlen(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        let offsets = slice_arg(offsets, noffsets, "offsets")?;
-        let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
+        let (offsets, data) = items_args(offsets, noffsets, data, data_size)?;
         array.append_vlen(axis, count, offsets, data)
     })
 }

@@ -4,7 +4,7 @@
 use super::array::{array_arg, box_args, text_out, zarr_array};
 use super::boundary::{out_arg, run, slice_arg, slice_out};
 use super::status::zarr_status;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use std::ffi::{c_char, c_void};
 
 /// The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
@@ -81,6 +81,19 @@ pub unsafe extern "C" fn zarr_array_read_vlen(
     })
 }
 
+/// The items a caller gives: `noffsets` offsets into `data_size` bytes of `data`.
+pub(super) fn items_args<'a>(
+    offsets: *const i64,
+    noffsets: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> Result<(&'a [i64], &'a [u8])> {
+    Ok((
+        slice_arg(offsets, noffsets, "offsets")?,
+        slice_arg(data.cast::<u8>(), data_size, "data")?,
+    ))
+}
+
 /// Writes the items of the box `start`/`count` of an object array from `offsets`
 /// (`noffsets` = n + 1 non-decreasing entries, item i being `data[offsets[i]..offsets[i+1]]`)
 /// and `data`: UTF-8 text (checked), bytes, or array elements in native byte order.
@@ -102,8 +115,7 @@ pub unsafe extern "C" fn zarr_array_write_vlen(
     run(|| {
         let array = array_arg(array)?;
         let (start, count) = box_args(array, ndim, start, count)?;
-        let offsets = slice_arg(offsets, noffsets, "offsets")?;
-        let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
+        let (offsets, data) = items_args(offsets, noffsets, data, data_size)?;
         array.write_vlen(start, count, offsets, data)
     })
 }
