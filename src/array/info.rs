@@ -14,9 +14,7 @@ impl Array {
         let mut stored: u64 = 0;
         let mut chunks_initialized: u64 = 0;
         for key in self.store.list_prefix(&prefix)? {
-            if let Some(value) = self.store.open_value(&key)? {
-                stored += value.len();
-            }
+            stored += self.store.value_len(&key)?.unwrap_or(0);
             if self.chunk_coords(&key[prefix.len()..]).is_some() {
                 chunks_initialized += 1;
             }

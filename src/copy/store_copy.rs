@@ -119,10 +119,9 @@ fn sized_entries(src: &StoreHandle, keys: Vec<String>) -> Result<Vec<Entry>> {
     parallel::run(|| {
         keys.into_par_iter()
             .map(|key| {
-                let size = src
-                    .open_value(&key)?
-                    .ok_or_else(|| Error::NotFound(format!("key {key:?} vanished while copying")))?
-                    .len();
+                let size = src.value_len(&key)?.ok_or_else(|| {
+                    Error::NotFound(format!("key {key:?} vanished while copying"))
+                })?;
                 Ok(Entry { key, size })
             })
             .collect()

@@ -191,6 +191,18 @@ impl Store for DirectoryStore {
         self.write_atomically(key, |temp| fs::File::create(temp)?.write_all(value))
     }
 
+    fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        let file = self.file(key)?;
+        match fs::metadata(&file) {
+            Ok(m) if m.is_file() => Ok(Some(m.len())),
+            Ok(_) => Ok(None),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(None)
+            }
+            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+        }
+    }
+
     fn value_file(&self, key: &str) -> Result<Option<PathBuf>> {
         let file = self.file(key)?;
         Ok(file.is_file().then_some(file))

@@ -50,6 +50,11 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        validate_key(key)?;
+        Ok(self.read().get(key).map(|v| v.len() as u64))
+    }
+
     fn contains(&self, key: &str) -> Result<bool> {
         validate_key(key)?;
         Ok(self.read().contains_key(key))

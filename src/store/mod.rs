@@ -39,6 +39,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn contains(&self, key: &str) -> Result<bool> {
         Ok(self.get(key)?.is_some())
     }
+    /// The length in bytes of the value under `key`, without reading it where the backend
+    /// allows; `None` if there is none.
+    fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        Ok(self.open_value(key)?.map(|v| v.len()))
+    }
     /// The file holding the value under `key`, for stores that keep each value in a file of
     /// its own; `None` for the others, or when there is no value.
     fn value_file(&self, _key: &str) -> Result<Option<PathBuf>> {
@@ -261,6 +266,14 @@ impl StoreHandle {
         }
     }
 
+    /// The length of the value under `key`, if any, without reading it where possible.
+    pub fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        match self.consolidated_get(key) {
+            Some(answer) => Ok(answer.map(|v| v.len() as u64)),
+            None => self.backend.value_len(key),
+        }
+    }
+
     /// Whether `key` holds a value.
     pub fn contains(&self, key: &str) -> Result<bool> {
         match self.consolidated_get(key) {
@@ -388,6 +401,8 @@ pub(crate) mod tests {
             Err(Error::CorruptChunk(_))
         ));
         assert!(store.open_value("missing").unwrap().is_none());
+        assert_eq!(store.value_len("b").unwrap(), Some(2));
+        assert_eq!(store.value_len("missing").unwrap(), None);
         assert!(store.contains("a/0.0").unwrap());
         assert_eq!(store.list_dir("").unwrap(), vec!["a", "b"]);
         assert_eq!(store.list_dir("a/").unwrap(), vec![".zarray", "0.0", "1"]);

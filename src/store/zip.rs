@@ -399,6 +399,18 @@ impl Store for ZipStore {
         }
     }
 
+    fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        validate_key(key)?;
+        Ok(match &self.mode {
+            Mode::Read { members, .. } => members.get(key).map(|m| m.size),
+            Mode::Write { entries, .. } => entries
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(key)
+                .map(|v| v.len() as u64),
+        })
+    }
+
     fn contains(&self, key: &str) -> Result<bool> {
         validate_key(key)?;
         Ok(match &self.mode {
@@ -479,6 +491,8 @@ mod tests {
         let store = ZipStore::open(name, OpenMode::Read).unwrap();
         assert_eq!(store.list_dir("").unwrap(), vec!["a", "b"]);
         assert_eq!(store.get("b").unwrap().unwrap(), b"zz");
+        assert_eq!(store.value_len("b").unwrap(), Some(2));
+        assert_eq!(store.value_len("a/0.0").unwrap(), None);
         assert_eq!(store.get("a/1/0").unwrap().unwrap(), b"y");
         assert!(!store.contains("a/0.0").unwrap());
         let mut reader = store.open_value("b").unwrap().unwrap();
