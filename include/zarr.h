@@ -362,11 +362,18 @@ const char *zarr_last_error(void);
 void zarr_string_free(char *s);
 
 /**
- * Creates an array at `path` ("" is the store root) from a `.zarray` JSON document.
- * `shape`, `chunks` and `dtype` are required; the other keys default to: `zarr_format` 2,
- * `compressor` null, `fill_value` 0, `order` "C", `filters` null, `dimension_separator` ".".
- * Missing ancestor groups are created. An existing array or group at `path` is
- * `ZARR_ERR_ALREADY_EXISTS`. On success `*out_array` receives a handle for `zarr_array_close`.
+ * Creates an array at `path` ("" is the store root) from a JSON document, in the format it
+ * names. With `"zarr_format": 3` it is a Zarr v3 `zarr.json`: `shape`, `data_type` and
+ * `chunk_grid` are required; omitted members default as zarr-python 3 writes them
+ * (`chunk_key_encoding` default with "/", `fill_value` zero of the type, `codecs` `bytes`
+ * then `zstd` (`vlen-utf8` or `vlen-bytes` then `zstd` for `string` and `bytes`),
+ * `attributes` {}, `storage_transformers` []), and every codec's configuration is completed.
+ * Otherwise it is a Zarr v2 `.zarray` document: `shape`, `chunks` and `dtype` are required;
+ * the other keys default to: `zarr_format` 2, `compressor` null, `fill_value` 0, `order`
+ * "C", `filters` null, `dimension_separator` ".". Missing ancestor groups are created in the
+ * array's format. An existing array or group of either format at `path` is
+ * `ZARR_ERR_ALREADY_EXISTS` naming the key found. On success `*out_array` receives a handle
+ * for `zarr_array_close`.
  *
  * # Safety
  * `store` must be a live handle, `path` and `zarray_json` NUL-terminated strings, and
@@ -411,12 +418,42 @@ zarr_status zarr_array_ndim(const zarr_array *array, size_t *out_ndim);
 zarr_status zarr_array_shape(const zarr_array *array, size_t ndim, uint64_t *out_shape);
 
 /**
- * Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array).
+ * Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array):
+ * the chunk grid's, which for a sharded v3 array is the shard shape (see
+ * `zarr_array_inner_chunks`).
  *
  * # Safety
  * `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
  */
 zarr_status zarr_array_chunks(const zarr_array *array, size_t ndim, uint64_t *out_chunks);
+
+/**
+ * Writes the shape of the chunks reads and writes work in into `out_chunks` (`ndim`
+ * entries): the inner chunk shape of a sharded v3 array, else the same as
+ * `zarr_array_chunks`. Reads aligned to these chunks decode each chunk once.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
+ */
+zarr_status zarr_array_inner_chunks(const zarr_array *array, size_t ndim, uint64_t *out_chunks);
+
+/**
+ * The array's Zarr format, 2 or 3, into `*out_format`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_format` writable.
+ */
+zarr_status zarr_array_zarr_format(const zarr_array *array, int32_t *out_format);
+
+/**
+ * The dimension names as a JSON list of strings and nulls, one per dimension: a v3 array's
+ * `dimension_names`, or for a v2 array xarray's `_ARRAY_DIMENSIONS` attribute; the text
+ * `null` when the array names none. Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_array_dimension_names(const zarr_array *array, char **out_json);
 
 /**
  * Writes the fill value (one element, native byte order) into `out`, whose size
@@ -441,8 +478,9 @@ zarr_status zarr_array_fill_value(const zarr_array *array,
 zarr_status zarr_array_order(const zarr_array *array, zarr_order *out_order);
 
 /**
- * The compressor configuration as JSON (`"null"` when there is none); free with
- * `zarr_string_free`.
+ * The compressor configuration of a v2 array as JSON (`"null"` when there is none); free
+ * with `zarr_string_free`. A v3 array has a codec list instead (`zarr_array_metadata_json`):
+ * `ZARR_ERR_UNSUPPORTED`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
@@ -450,8 +488,8 @@ zarr_status zarr_array_order(const zarr_array *array, zarr_order *out_order);
 zarr_status zarr_array_compressor_json(const zarr_array *array, char **out_json);
 
 /**
- * The filter configurations as a JSON list (`"null"` when there are none); free with
- * `zarr_string_free`.
+ * The filter configurations of a v2 array as a JSON list (`"null"` when there are none); free
+ * with `zarr_string_free`. A v3 array: `ZARR_ERR_UNSUPPORTED`, as for the compressor.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
@@ -459,7 +497,8 @@ zarr_status zarr_array_compressor_json(const zarr_array *array, char **out_json)
 zarr_status zarr_array_filters_json(const zarr_array *array, char **out_json);
 
 /**
- * The whole `.zarray` document as JSON; free with `zarr_string_free`.
+ * The whole metadata document as JSON (`.zarray` for v2, `zarr.json` for v3, with the current
+ * shape); free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
@@ -740,8 +779,10 @@ zarr_status zarr_utf32_to_utf8(const uint32_t *utf32,
 zarr_status zarr_utf8_to_utf32(const char *utf8, size_t utf8_len, uint32_t *out, size_t nchars);
 
 /**
- * Creates a group at `path` ("" is the root) and any missing ancestor groups. If a group
- * already exists there it is opened; an array there is `ZARR_ERR_ALREADY_EXISTS`.
+ * Creates a group at `path` ("" is the root) and any missing ancestor groups, in the format
+ * of the nearest existing group above it: new groups join a hierarchy in its format, and an
+ * empty store gets Zarr v2 (use `zarr_group_create_format` to choose). If a group already
+ * exists there it is opened; an array there is `ZARR_ERR_ALREADY_EXISTS`.
  *
  * # Safety
  * `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
@@ -749,7 +790,30 @@ zarr_status zarr_utf8_to_utf32(const char *utf8, size_t utf8_len, uint32_t *out,
 zarr_status zarr_group_create(zarr_store *store, const char *path, zarr_group **out_group);
 
 /**
- * Opens the group at `path`; `ZARR_ERR_NOT_FOUND` when there is none.
+ * Creates a group at `path` in Zarr format `zarr_format` (2: `.zgroup`, 3: `zarr.json`), with
+ * any missing ancestor groups in the same format. A group of that format already there is
+ * opened; an array, or a group of the other format, is `ZARR_ERR_ALREADY_EXISTS`; a format
+ * other than 2 or 3 is `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
+ */
+zarr_status zarr_group_create_format(zarr_store *store,
+                                     const char *path,
+                                     int32_t zarr_format,
+                                     zarr_group **out_group);
+
+/**
+ * The group's Zarr format, 2 or 3, into `*out_format`.
+ *
+ * # Safety
+ * `group` must be a live handle and `out_format` writable.
+ */
+zarr_status zarr_group_zarr_format(const zarr_group *group, int32_t *out_format);
+
+/**
+ * Opens the group at `path` (v2 or v3); `ZARR_ERR_NOT_FOUND` when there is none, saying what
+ * is there instead.
  *
  * # Safety
  * `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.

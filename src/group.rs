@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::hierarchy::{self, NodeKind};
-use crate::metadata::{self, ZGROUP};
+use crate::metadata::{self, JsonDocument};
 use crate::path;
 use crate::store::StoreHandle;
 use serde_json::{json, Value};
@@ -13,6 +13,8 @@ use std::sync::Arc;
 pub struct Group {
     store: Arc<StoreHandle>,
     path: String,
+    /// 2 or 3.
+    format: u8,
 }
 
 /// The direct members of a group, by kind, names sorted.
@@ -32,34 +34,81 @@ impl Members {
 }
 
 impl Group {
-    /// Creates the group at `path` and any missing ancestor groups; an existing group is simply
+    /// Creates the group at `path` and any missing ancestor groups, in the format of the
+    /// nearest existing group above it (v2 in an empty store); an existing group is simply
     /// opened, an existing array is [`Error::AlreadyExists`].
     pub fn create(store: Arc<StoreHandle>, path: &str) -> Result<Group> {
         let path = path::normalize(path)?;
-        match hierarchy::node_kind(&store, &path)? {
-            NodeKind::Group => return Self::open(store, &path),
-            NodeKind::Array => {
-                return Err(Error::AlreadyExists(format!(
-                    "an array exists at path {path:?}"
-                )))
-            }
-            NodeKind::None => {}
-        }
-        store.check_writable(&path::join(&path, ZGROUP))?;
-        hierarchy::create_ancestor_groups(&store, &path)?;
-        store.set(&path::join(&path, ZGROUP), &metadata::group_document())?;
-        Ok(Group { store, path })
+        let format = hierarchy::inherited_format(&store, &path)?.unwrap_or(2);
+        Self::create_format(store, &path, format)
     }
 
-    /// Opens the group at `path`; [`Error::NotFound`] when there is no `.zgroup`.
+    /// Creates the group at `path` in `format` (2 or 3), with any missing ancestors in the
+    /// same format. An existing group of that format is opened; an array, or a group of the
+    /// other format, is [`Error::AlreadyExists`].
+    pub fn create_format(store: Arc<StoreHandle>, path: &str, format: u8) -> Result<Group> {
+        let path = path::normalize(path)?;
+        if !matches!(format, 2 | 3) {
+            return Err(Error::InvalidArgument(format!(
+                "zarr_format must be 2 or 3, got {format}"
+            )));
+        }
+        let found = hierarchy::node(&store, &path)?;
+        if found.kind == NodeKind::Group && found.format == format {
+            return Self::open(store, &path);
+        }
+        hierarchy::require_vacant(&store, &path)?;
+        let (key, doc) = hierarchy::new_group_document(&path, format);
+        store.check_writable(&key)?;
+        hierarchy::create_ancestor_groups(&store, &path, format)?;
+        store.set(&key, &doc)?;
+        Ok(Group {
+            store,
+            path,
+            format,
+        })
+    }
+
+    /// Opens the group at `path` (a v3 `zarr.json` or a v2 `.zgroup`); [`Error::NotFound`]
+    /// when there is none, saying what is there instead.
     pub fn open(store: Arc<StoreHandle>, path: &str) -> Result<Group> {
         let path = path::normalize(path)?;
-        let key = path::join(&path, ZGROUP);
-        let Some(bytes) = store.get(&key)? else {
-            return Err(Error::NotFound(format!("no group at path {path:?}")));
-        };
-        metadata::check_group_document(&metadata::parse_document(&bytes, &key)?, &key)?;
-        Ok(Group { store, path })
+        let found = hierarchy::node(&store, &path)?;
+        match found.kind {
+            NodeKind::Group => {}
+            NodeKind::Array => {
+                return Err(Error::NotFound(format!(
+                    "no group at path {path:?} (found an array, {:?})",
+                    found.key
+                )))
+            }
+            NodeKind::None => {
+                return Err(Error::NotFound(format!(
+                    "no group at path {path:?} (found nothing)"
+                )))
+            }
+        }
+        let bytes = store
+            .get(&found.key)?
+            .ok_or_else(|| Error::NotFound(format!("{:?} vanished", found.key)))?;
+        if found.format == 3 {
+            metadata::check_group_v3(&JsonDocument::parse(&bytes, &found.key)?, &found.key)?;
+        } else {
+            metadata::check_group_document(
+                &metadata::parse_document(&bytes, &found.key)?,
+                &found.key,
+            )?;
+        }
+        Ok(Group {
+            store,
+            path,
+            format: found.format,
+        })
+    }
+
+    /// 2 or 3.
+    pub fn zarr_format(&self) -> u8 {
+        self.format
     }
 
     /// The normalised logical path.

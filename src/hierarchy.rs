@@ -1,15 +1,17 @@
-//! Nodes of a hierarchy: what lives at a logical path, creating ancestor groups, attributes.
+//! Nodes of a hierarchy in either format: what lives at a logical path, creating ancestor
+//! groups, attributes.
 
 use crate::error::{Error, Result};
-use crate::metadata::{self, ArrayMetadata, ZARRAY, ZATTRS, ZGROUP};
+use crate::metadata::{
+    self, ArrayMetadata, JsonDocument, NodeType, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP,
+};
 use crate::path;
 use crate::store::StoreHandle;
-use serde_json::Value;
 
 /// What a logical path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
-    /// Nothing (neither `.zarray` nor `.zgroup`).
+    /// Nothing (no `zarr.json`, `.zarray` or `.zgroup`).
     None,
     /// An array.
     Array,
@@ -17,53 +19,151 @@ pub enum NodeKind {
     Group,
 }
 
+/// What lives at a path, in which format, and the key of its metadata document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Array, group or nothing.
+    pub kind: NodeKind,
+    /// 2 or 3 (0 for nothing).
+    pub format: u8,
+    /// The key of the document that says so (empty for nothing).
+    pub key: String,
+}
+
+/// What lives at the normalised logical path `path`: a `zarr.json` makes it a v3 node (it
+/// wins where v2 documents exist too, as in zarr-python), else `.zarray` or `.zgroup` a v2 one.
+pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
+    let v3 = path::join(path, ZARR_JSON);
+    if let Some(bytes) = store.get(&v3)? {
+        let doc = JsonDocument::parse(&bytes, &v3)?;
+        let kind = match metadata::node_type(&doc, &v3)? {
+            NodeType::Array => NodeKind::Array,
+            NodeType::Group => NodeKind::Group,
+        };
+        return Ok(Node {
+            kind,
+            format: 3,
+            key: v3,
+        });
+    }
+    for (name, kind) in [(ZARRAY, NodeKind::Array), (ZGROUP, NodeKind::Group)] {
+        let key = path::join(path, name);
+        if store.contains(&key)? {
+            return Ok(Node {
+                kind,
+                format: 2,
+                key,
+            });
+        }
+    }
+    Ok(Node {
+        kind: NodeKind::None,
+        format: 0,
+        key: String::new(),
+    })
+}
+
 /// What lives at the normalised logical path `path`.
 pub fn node_kind(store: &StoreHandle, path: &str) -> Result<NodeKind> {
-    if store.contains(&path::join(path, ZARRAY))? {
-        Ok(NodeKind::Array)
-    } else if store.contains(&path::join(path, ZGROUP))? {
-        Ok(NodeKind::Group)
-    } else {
-        Ok(NodeKind::None)
-    }
+    node(store, path).map(|n| n.kind)
 }
 
-/// The `.zarray` document of the array at the normalised path `path`, as stored (parsed JSON)
-/// and as understood; `None` when there is no `.zarray`. Errors name the key.
-pub fn read_array_metadata(
-    store: &StoreHandle,
-    path: &str,
-) -> Result<Option<(Value, ArrayMetadata)>> {
-    let key = path::join(path, ZARRAY);
-    let Some(bytes) = store.get(&key)? else {
+/// An array's stored metadata document and what it says.
+#[derive(Debug)]
+pub struct StoredArray {
+    /// The document's key (`.zarray` or `zarr.json`).
+    pub key: String,
+    /// The document, member by member as stored.
+    pub document: JsonDocument,
+    /// The array model it gives.
+    pub metadata: ArrayMetadata,
+}
+
+/// The metadata document of the array at the normalised path `path`, as stored and as
+/// understood; `None` when no array is there. Errors name the key.
+pub fn read_array_metadata(store: &StoreHandle, path: &str) -> Result<Option<StoredArray>> {
+    let found = node(store, path)?;
+    if found.kind != NodeKind::Array {
+        return Ok(None);
+    }
+    let Some(bytes) = store.get(&found.key)? else {
         return Ok(None);
     };
-    let doc = metadata::parse_document(&bytes, &key)?;
-    let meta = ArrayMetadata::parse(&doc, &key)?;
-    Ok(Some((doc, meta)))
+    let document = JsonDocument::parse(&bytes, &found.key)?;
+    let metadata = if found.format == 3 {
+        ArrayMetadata::parse_v3(&document, &found.key)?
+    } else {
+        let value = metadata::parse_document(&bytes, &found.key)?;
+        ArrayMetadata::parse(&value, &found.key)?
+    };
+    Ok(Some(StoredArray {
+        key: found.key,
+        document,
+        metadata,
+    }))
 }
 
-/// Fails with [`Error::AlreadyExists`] when `path` holds an array or a group.
+/// Stores a node's metadata document in its format's layout: v3 `zarr.json` as zarr-python 3
+/// writes it, v2 documents with sorted keys and four-space indent.
+pub fn write_document(store: &StoreHandle, key: &str, document: &JsonDocument) -> Result<()> {
+    if path::last_segment(key) == ZARR_JSON {
+        return store.set(key, &document.render());
+    }
+    let value = serde_json::Value::Object(
+        document
+            .names()
+            .map(|n| (n.to_string(), document.get(n).unwrap_or_default()))
+            .collect(),
+    );
+    store.set(key, &metadata::to_document(&value))
+}
+
+/// Fails with [`Error::AlreadyExists`] naming the key found when `path` holds an array or a
+/// group of either format.
 pub fn require_vacant(store: &StoreHandle, path: &str) -> Result<()> {
-    match node_kind(store, path)? {
-        NodeKind::None => Ok(()),
-        NodeKind::Array => Err(Error::AlreadyExists(format!(
-            "an array exists at path {path:?}"
-        ))),
-        NodeKind::Group => Err(Error::AlreadyExists(format!(
-            "a group exists at path {path:?}"
-        ))),
+    let found = node(store, path)?;
+    let what = match found.kind {
+        NodeKind::None => return Ok(()),
+        NodeKind::Array => "an array",
+        NodeKind::Group => "a group",
+    };
+    Err(Error::AlreadyExists(format!(
+        "{what} exists at path {path:?} ({:?})",
+        found.key
+    )))
+}
+
+/// The format of the nearest existing group above `path` (`None` when there is none).
+pub fn inherited_format(store: &StoreHandle, path: &str) -> Result<Option<u8>> {
+    for ancestor in path::ancestors(path).iter().rev() {
+        let found = node(store, ancestor)?;
+        if found.kind == NodeKind::Group {
+            return Ok(Some(found.format));
+        }
+    }
+    Ok(None)
+}
+
+/// The metadata document of a new group in `format` (2 or 3), and its key below `path`.
+pub fn new_group_document(path: &str, format: u8) -> (String, Vec<u8>) {
+    match format {
+        3 => (
+            path::join(path, ZARR_JSON),
+            metadata::group_document_v3().render(),
+        ),
+        _ => (path::join(path, ZGROUP), metadata::group_document()),
     }
 }
 
-/// Creates a group at every ancestor of `path` that has none, as the spec requires before an
-/// array or group is created. An array among the ancestors is an error.
-pub fn create_ancestor_groups(store: &StoreHandle, path: &str) -> Result<()> {
+/// Creates a group in `format` at every ancestor of `path` that has none, as the spec requires
+/// before an array or group is created. An array among the ancestors is an error.
+pub fn create_ancestor_groups(store: &StoreHandle, path: &str, format: u8) -> Result<()> {
     for ancestor in path::ancestors(path) {
         match node_kind(store, &ancestor)? {
             NodeKind::Group => {}
             NodeKind::None => {
-                store.set(&path::join(&ancestor, ZGROUP), &metadata::group_document())?
+                let (key, doc) = new_group_document(&ancestor, format);
+                store.set(&key, &doc)?
             }
             NodeKind::Array => {
                 return Err(Error::AlreadyExists(format!(
@@ -75,9 +175,18 @@ pub fn create_ancestor_groups(store: &StoreHandle, path: &str) -> Result<()> {
     Ok(())
 }
 
-/// The user attributes of the node at `path` as stored JSON text (`{}` when there is no
-/// `.zattrs`); see [`metadata::check_attributes`] for what is accepted.
+/// The user attributes of the node at `path` as stored JSON text (`{}` when there are none):
+/// the `attributes` member of a v3 `zarr.json`, or a v2 `.zattrs`; see
+/// [`metadata::check_attributes`] for what is accepted.
 pub fn attributes(store: &StoreHandle, path: &str) -> Result<String> {
+    let v3 = path::join(path, ZARR_JSON);
+    if let Some(bytes) = store.get(&v3)? {
+        let doc = JsonDocument::parse(&bytes, &v3)?;
+        return match doc.raw("attributes") {
+            Some(text) => metadata::check_attributes(text.as_bytes(), &format!("{v3} attributes")),
+            None => Ok("{}".to_string()),
+        };
+    }
     let key = path::join(path, ZATTRS);
     match store.get(&key)? {
         Some(bytes) => metadata::check_attributes(&bytes, &key),
@@ -86,12 +195,18 @@ pub fn attributes(store: &StoreHandle, path: &str) -> Result<String> {
 }
 
 /// Replaces the user attributes of the node at `path` with the JSON object `json`, stored as
-/// given.
+/// given: in its `zarr.json` for a v3 node (the other members kept as stored), else `.zattrs`.
 pub fn set_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()> {
-    let key = path::join(path, ZATTRS);
-    store.check_writable(&key)?;
+    let v3 = path::join(path, ZARR_JSON);
+    store.check_writable(&v3)?;
     let text = metadata::check_attributes(json.as_bytes(), "attributes")?;
-    store.set(&key, text.as_bytes())
+    if let Some(bytes) = store.get(&v3)? {
+        let _lock = store.lock_chunk(&v3);
+        let mut doc = JsonDocument::parse(&bytes, &v3)?;
+        doc.set_raw("attributes", text);
+        return write_document(store, &v3, &doc);
+    }
+    store.set(&path::join(path, ZATTRS), text.as_bytes())
 }
 
 /// Deletes the array or group at `path` with everything below it (chunks, members,
@@ -134,7 +249,7 @@ pub fn move_node(store: &StoreHandle, from: &str, to: &str) -> Result<()> {
         return Err(Error::NotFound(format!("nothing to move at path {from:?}")));
     }
     require_vacant(store, &to)?;
-    create_ancestor_groups(store, &to)?;
+    create_ancestor_groups(store, &to, node(store, &from)?.format)?;
     for key in store.list_prefix(&format!("{from}/"))? {
         let value = store
             .get(&key)?
@@ -152,7 +267,7 @@ mod tests {
 
     fn store_with_tree() -> std::sync::Arc<StoreHandle> {
         let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
-        create_ancestor_groups(&store, "a/b/x").unwrap();
+        create_ancestor_groups(&store, "a/b/x", 2).unwrap();
         store.set("a/b/x/.zarray", b"{}").unwrap();
         store.set("a/b/x/0.0", b"chunk").unwrap();
         store.set("a/b/.zattrs", b"{}").unwrap();

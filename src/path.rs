@@ -3,12 +3,12 @@
 use crate::error::{Error, Result};
 
 /// Names that hold a node's metadata; a path segment with one of these names would shadow it.
-const RESERVED_NAMES: [&str; 4] = [".zarray", ".zgroup", ".zattrs", ".zmetadata"];
+const RESERVED_NAMES: [&str; 5] = [".zarray", ".zgroup", ".zattrs", "zarr.json", ".zmetadata"];
 
-/// Whether `key` names a node's metadata document (`.zarray`, `.zgroup` or `.zattrs`): the keys
-/// that consolidated metadata holds.
+/// Whether `key` names a node's metadata document (`.zarray`, `.zgroup`, `.zattrs` or
+/// `zarr.json`): the keys that consolidated metadata holds.
 pub fn is_metadata_key(key: &str) -> bool {
-    RESERVED_NAMES[..3].contains(&last_segment(key))
+    RESERVED_NAMES[..4].contains(&last_segment(key))
 }
 
 /// The last `/`-separated segment of a key or path (`"a/b/.zarray"` gives `".zarray"`; the
@@ -19,7 +19,7 @@ pub fn last_segment(key: &str) -> &str {
 
 /// Normalises a logical path: `\` becomes `/`, leading and trailing `/` are stripped and runs
 /// of `/` collapse into one. A `.` or `..` segment, a segment named like a metadata key
-/// (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`), or a NUL character is an error.
+/// (`.zarray`, `.zgroup`, `.zattrs`, `zarr.json`, `.zmetadata`), or a NUL character is an error.
 /// The root is the empty string.
 pub fn normalize(path: &str) -> Result<String> {
     if path.contains('\0') {
@@ -118,6 +118,7 @@ mod tests {
             ".zgroup",
             "b/.zattrs/c",
             ".zmetadata",
+            "a/zarr.json",
         ] {
             assert!(
                 matches!(normalize(bad), Err(Error::InvalidPath(_))),

@@ -15,14 +15,20 @@ pub type DimOffsets = Vec<(usize, usize)>;
 /// Byte strides of a dense array of extent `dims` with `elem`-byte elements, in C (row-major)
 /// or Fortran (column-major) order.
 pub fn dense_strides(dims: &[u64], elem: usize, fortran: bool) -> Vec<usize> {
+    let mut layout: Vec<usize> = (0..dims.len()).collect();
+    if fortran {
+        layout.reverse();
+    }
+    layout_strides(dims, elem, &layout)
+}
+
+/// Byte strides of a dense array of extent `dims` with `elem`-byte elements whose dimensions
+/// vary in memory from slowest to fastest in the order `layout` lists them (`0, 1, ...` is C
+/// order; a v3 `transpose` codec's `order` is such a list).
+pub fn layout_strides(dims: &[u64], elem: usize, layout: &[usize]) -> Vec<usize> {
     let mut strides = vec![0usize; dims.len()];
     let mut step = elem;
-    let order: Vec<usize> = if fortran {
-        (0..dims.len()).collect()
-    } else {
-        (0..dims.len()).rev().collect()
-    };
-    for d in order {
+    for &d in layout.iter().rev() {
         strides[d] = step;
         step = step.saturating_mul(dims[d] as usize);
     }

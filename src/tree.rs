@@ -181,7 +181,7 @@ impl Tree {
 /// The parsed `.zarray` of the array at `path`.
 fn array_metadata(store: &StoreHandle, path: &str) -> Result<ArrayMetadata> {
     match hierarchy::read_array_metadata(store, path)? {
-        Some((_, meta)) => Ok(meta),
+        Some(stored) => Ok(stored.metadata),
         None => Err(Error::NotFound(format!(
             "{:?} vanished while listing the tree",
             path::join(path, ZARRAY)

@@ -78,7 +78,7 @@ impl Array {
 
     /// Runs `f` on the decoded form of stored chunk bytes: the bytes themselves when there is
     /// no compressor and no filter, else decoded into this thread's scratch buffer.
-    fn with_decoded_chunk<T>(
+    pub(super) fn with_decoded_chunk<T>(
         &self,
         raw: &[u8],
         key: &str,
@@ -216,7 +216,7 @@ impl Array {
     }
 
     /// Whether every element of a decoded chunk equals a (non-null) fill value, byte for byte.
-    fn is_fill_only(&self, chunk: &[u8]) -> bool {
+    pub(super) fn is_fill_only(&self, chunk: &[u8]) -> bool {
         if self.metadata.fill_value.0.is_none() {
             return false;
         }

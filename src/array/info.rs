@@ -2,6 +2,7 @@
 
 use super::Array;
 use crate::error::Result;
+use crate::metadata::FormatMetadata;
 use crate::path;
 use serde_json::{json, Value};
 
@@ -41,9 +42,12 @@ impl Array {
             "dtype": meta.dtype.to_json(),
             "shape": shape,
             "chunks": meta.chunks,
-            "order": self.metadata_json()["order"],
+            "order": self.metadata_json().get("order").cloned(),
             "compressor": self.pipeline.compressor_config(),
-            "filters": meta.filters,
+            "filters": match &meta.format {
+                FormatMetadata::V2 { filters, .. } => json!(filters),
+                FormatMetadata::V3 { codecs, .. } => json!(codecs),
+            },
             "nbytes": nbytes,
             "nbytes_stored": stored,
             "storage_ratio": ratio,
@@ -52,24 +56,10 @@ impl Array {
         }))
     }
 
-    /// The grid position of the chunk a key name below the array names (`"3.1"` or `"3/1"`;
-    /// `"0"` for a 0-d array, whose position is empty); `None` for other names.
+    /// The grid position of the chunk (or shard) a key name below the array names (`"3.1"`,
+    /// `"c/3/1"`, ...); `None` for other names.
     pub(super) fn chunk_coords(&self, name: &str) -> Option<Vec<u64>> {
-        let sep = self.metadata.dimension_separator.as_char();
-        let coords = name
-            .split(sep)
-            .map(
-                |p| match !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
-                    true => p.parse::<u64>().ok(),
-                    false => None,
-                },
-            )
-            .collect::<Option<Vec<u64>>>()?;
-        match (self.ndim(), coords.as_slice()) {
-            (0, [0]) => Some(Vec::new()),
-            (n, _) if n == coords.len() => Some(coords),
-            _ => None,
-        }
+        self.metadata.chunk_keys.coords(name, self.ndim())
     }
 
     /// The grid positions of the chunks stored for this array.

@@ -1,13 +1,15 @@
 //! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
 
-use crate::codec::CodecPipeline;
-use crate::dtype::{DataType, DataTypeKind, ObjectCodec};
+use crate::codec::{ChunkCodecs, CodecPipeline};
+use crate::dtype::ObjectCodec;
 use crate::error::{Error, Result};
 use crate::hierarchy;
-use crate::metadata::{self, ArrayMetadata, Order, ZARRAY};
+use crate::metadata::{
+    self, ArrayMetadata, FormatMetadata, JsonDocument, Order, ZARRAY, ZARR_JSON,
+};
 use crate::path;
 use crate::store::StoreHandle;
-use crate::strided::{dense_strides, is_c_contiguous, ElementCopy};
+use crate::strided::{is_c_contiguous, layout_strides, ElementCopy};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -19,12 +21,13 @@ mod info;
 mod orthogonal_io;
 mod points_io;
 mod resize;
+mod shard_io;
 mod vlen_io;
 
 pub use chunk_cache::{ChunkCacheStats, ENTRY_OVERHEAD};
 pub use orthogonal_io::box_selection;
 
-/// An open Zarr v2 array. Safe to share between threads: reads and writes take `&self`.
+/// An open array, Zarr v2 or v3. Safe to share between threads: reads and writes take `&self`.
 #[derive(Debug)]
 pub struct Array {
     store: Arc<StoreHandle>,
@@ -35,8 +38,15 @@ pub struct Array {
     shape: RwLock<Vec<u64>>,
     /// Serialises resizes through this handle.
     resizing: Mutex<()>,
-    /// The filters (after any object codec) and the compressor.
+    /// The byte steps of a chunk (of an inner chunk for sharded arrays).
     pipeline: CodecPipeline,
+    /// The dimensions of a decoded chunk from slowest- to fastest-varying in memory.
+    layout: Vec<usize>,
+    /// The shape of the chunks reads and writes work in: the grid's, or the inner chunks of
+    /// a sharded array.
+    chunk_shape: Vec<u64>,
+    /// How shards hold inner chunks, for sharded arrays.
+    sharding: Option<shard_io::ShardLayout>,
     /// One element of the fill value in native byte order (zeros for a `null` fill value).
     fill_native: Vec<u8>,
     /// The same element in the stored byte order.
@@ -58,102 +68,145 @@ pub struct Array {
 }
 
 impl Array {
-    /// Creates an array at `path` from a `.zarray`-style JSON document (see
-    /// [`ArrayMetadata::parse_for_create`]), creating ancestor groups as needed.
-    pub fn create(store: Arc<StoreHandle>, path: &str, zarray_json: &str) -> Result<Array> {
+    /// Creates an array at `path` from a JSON document, creating ancestor groups (in the
+    /// array's format) as needed. A document that says `"zarr_format": 3` is a v3 `zarr.json`
+    /// (see [`ArrayMetadata::complete_v3_for_create`]); any other a `.zarray`-style one (see
+    /// [`ArrayMetadata::parse_for_create`]).
+    pub fn create(store: Arc<StoreHandle>, path: &str, json: &str) -> Result<Array> {
         let path = path::normalize(path)?;
-        let key = path::join(&path, ZARRAY);
-        store.check_writable(&key)?;
-        let doc: Value = serde_json::from_str(zarray_json).map_err(|e| {
+        store.check_writable(&path::join(&path, ZARR_JSON))?;
+        let doc: Value = serde_json::from_str(json).map_err(|e| {
             Error::InvalidMetadata(format!("array metadata is not valid JSON: {e}"))
         })?;
-        let mut array = Self::from_metadata(store, path, ArrayMetadata::parse_for_create(&doc)?)?;
-        // Store the codecs' full configurations, defaults included, as numcodecs would.
-        array.metadata.compressor = array.pipeline.compressor_config();
-        let filters: Vec<Value> = array
-            .object
-            .iter()
-            .map(ObjectCodec::config)
-            .chain(array.pipeline.filter_configs().unwrap_or_default())
-            .collect();
-        array.metadata.filters = (!filters.is_empty()).then_some(filters);
+        let (key, document) = if doc.get("zarr_format") == Some(&Value::from(3)) {
+            let mut document = ArrayMetadata::complete_v3_for_create(&doc)?;
+            // Validate, then store the codecs completed as zarr-python writes them.
+            let meta = ArrayMetadata::parse_v3(&document, "array metadata")?;
+            let FormatMetadata::V3 { codecs, object, .. } = &meta.format else {
+                unreachable!("parse_v3 gives v3 metadata")
+            };
+            let chain = ChunkCodecs::v3(codecs, &meta.dtype, *object, &meta.chunks)
+                .map_err(|e| e.context("array metadata"))?;
+            document.set("codecs", &Value::Array(chain.canonical));
+            (path::join(&path, ZARR_JSON), document)
+        } else {
+            let mut meta = ArrayMetadata::parse_for_create(&doc)?;
+            // Store the codecs' full configurations, defaults included, as numcodecs would.
+            if let FormatMetadata::V2 {
+                compressor,
+                filters,
+                order,
+            } = &mut meta.format
+            {
+                let chain = ChunkCodecs::v2(
+                    filters.as_deref(),
+                    compressor.as_ref(),
+                    *order == Order::F,
+                    &meta.dtype,
+                    meta.chunks.len(),
+                )?;
+                *compressor = chain.pipeline.compressor_config();
+                let all: Vec<Value> = chain
+                    .object
+                    .iter()
+                    .map(ObjectCodec::config)
+                    .chain(chain.pipeline.filter_configs().unwrap_or_default())
+                    .collect();
+                *filters = (!all.is_empty()).then_some(all);
+            }
+            let zarray = meta.to_zarray().expect("v2 metadata");
+            (path::join(&path, ZARRAY), JsonDocument::from_value(&zarray))
+        };
+        // The array is built (every check made) before anything is written.
+        let (format, meta) = if key.ends_with(ZARR_JSON) {
+            (3, ArrayMetadata::parse_v3(&document, "array metadata")?)
+        } else {
+            let value = metadata::parse_document(&document.render(), "array metadata")?;
+            (2, ArrayMetadata::parse(&value, "array metadata")?)
+        };
+        let array =
+            Self::from_metadata(store, path, meta).map_err(|e| e.context("array metadata"))?;
         hierarchy::require_vacant(&array.store, &array.path)?;
-        hierarchy::create_ancestor_groups(&array.store, &array.path)?;
-        array
-            .store
-            .set(&key, &metadata::to_document(&array.metadata.to_value()))?;
+        hierarchy::create_ancestor_groups(&array.store, &array.path, format)?;
+        hierarchy::write_document(&array.store, &key, &document)?;
         Ok(array)
     }
 
-    /// Opens the array at `path`; [`Error::NotFound`] when there is no `.zarray`.
+    /// Opens the array at `path`, v2 or v3 ([`hierarchy::node`] tells); [`Error::NotFound`]
+    /// when there is none, saying what is there instead.
     pub fn open(store: Arc<StoreHandle>, path: &str) -> Result<Array> {
         let path = path::normalize(path)?;
-        let key = path::join(&path, ZARRAY);
-        let Some((_, meta)) = hierarchy::read_array_metadata(&store, &path)? else {
-            let what = match hierarchy::node_kind(&store, &path)? {
-                hierarchy::NodeKind::Group => "a group, not an array",
-                _ => "nothing",
+        let Some(stored) = hierarchy::read_array_metadata(&store, &path)? else {
+            let found = hierarchy::node(&store, &path)?;
+            let what = match found.kind {
+                hierarchy::NodeKind::Group => format!("a group, {:?}", found.key),
+                _ => "nothing".to_string(),
             };
             return Err(Error::NotFound(format!(
                 "no array at path {path:?} (found {what})"
             )));
         };
-        Self::from_metadata(store, path, meta).map_err(|e| e.context(&key))
+        let key = stored.key;
+        Self::from_metadata(store, path, stored.metadata).map_err(|e| e.context(&key))
     }
 
     fn from_metadata(
         store: Arc<StoreHandle>,
         path: String,
-        metadata: ArrayMetadata,
+        mut metadata: ArrayMetadata,
     ) -> Result<Array> {
-        let filters = metadata.filters.as_deref().unwrap_or_default();
-        let object = match filters.first().map(ObjectCodec::from_config).transpose()?.flatten() {
-            Some(_) if metadata.dtype.kind != DataTypeKind::Object => {
-                return Err(Error::InvalidMetadata(format!(
-                    "object codec {} on an array of {}",
-                    filters[0],
-                    metadata.dtype.typestr()
-                )))
+        let ndim = metadata.chunks.len();
+        let codecs = match &metadata.format {
+            FormatMetadata::V2 {
+                compressor,
+                filters,
+                order,
+            } => ChunkCodecs::v2(
+                filters.as_deref(),
+                compressor.as_ref(),
+                *order == Order::F,
+                &metadata.dtype,
+                ndim,
+            )?,
+            FormatMetadata::V3 { codecs, object, .. } => {
+                ChunkCodecs::v3(codecs, &metadata.dtype, *object, &metadata.chunks)?
             }
-            None if metadata.dtype.kind == DataTypeKind::Object => {
-                return Err(Error::InvalidMetadata(
-                    "an object (|O) array needs an object codec (vlen-utf8, vlen-bytes, vlen-array) as its first filter".into(),
-                ))
-            }
-            codec => codec,
+        };
+        if let Some(order) = codecs.byte_order {
+            metadata.dtype = metadata.dtype.with_byte_order(order);
+        }
+        let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &metadata.chunks)?;
+        let chunk_shape = match &sharding {
+            Some(s) => s.inner.clone(),
+            None => metadata.chunks.clone(),
         };
         let item_size = metadata.dtype.size;
-        // An object codec turns items into plain bytes; later filters and the compressor see those.
-        let (rest, stage_dtype) = match object {
-            Some(_) => (&filters[1..], DataType::parse_typestr("|u1")?),
-            None => (filters, metadata.dtype.clone()),
-        };
-        let pipeline = CodecPipeline::new(Some(rest), metadata.compressor.as_ref(), &stage_dtype)?;
-        let chunk_nbytes = metadata
-            .chunks
+        let chunk_nbytes = chunk_shape
             .iter()
             .try_fold(item_size as u64, |acc, &c| acc.checked_mul(c))
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| n <= isize::MAX as usize)
             .ok_or_else(|| {
                 Error::Overflow(format!(
-                    "chunks {:?} of {item_size}-byte items are too large",
-                    metadata.chunks
+                    "chunks {chunk_shape:?} of {item_size}-byte items are too large"
                 ))
             })?;
         let fill_native = metadata.fill_value.bytes_or_zero(item_size);
         let swap = metadata.dtype.byte_swap();
         let mut fill_stored = fill_native.clone();
         swap.apply(&mut fill_stored);
-        let chunk_strides = dense_strides(&metadata.chunks, item_size, metadata.order == Order::F);
-        let chunk_is_c_order = is_c_contiguous(&metadata.chunks, &chunk_strides, item_size);
+        let chunk_strides = layout_strides(&chunk_shape, item_size, &codecs.layout);
+        let chunk_is_c_order = is_c_contiguous(&chunk_shape, &chunk_strides, item_size);
         Ok(Array {
             store,
             path,
             shape: RwLock::new(metadata.shape.clone()),
             resizing: Mutex::new(()),
             metadata,
-            pipeline,
+            pipeline: codecs.pipeline,
+            layout: codecs.layout,
+            chunk_shape,
+            sharding,
             fill_native,
             fill_stored,
             chunk_nbytes,
@@ -161,7 +214,7 @@ impl Array {
             chunk_is_c_order,
             element: ElementCopy::whole(item_size, swap),
             write_empty_chunks: AtomicBool::new(false),
-            object,
+            object: codecs.object,
             chunk_cache: Default::default(),
         })
     }
@@ -185,12 +238,64 @@ impl Array {
         self.metadata.chunks.len()
     }
 
-    /// The `.zarray` document as libzarr understands it (all keys, sorted; canonical values;
-    /// the current shape).
+    /// The metadata document with the current shape: for v2 the `.zarray` document as libzarr
+    /// understands it (all keys, sorted; canonical values), for v3 the `zarr.json` as stored.
     pub fn metadata_json(&self) -> Value {
-        let mut doc = self.metadata.to_value();
-        doc["shape"] = self.shape().into();
-        metadata::sort_keys(&doc)
+        self.metadata.document_json(&self.shape())
+    }
+
+    /// 2 or 3.
+    pub fn zarr_format(&self) -> u8 {
+        self.metadata.zarr_format()
+    }
+
+    /// The element order of decoded chunks: C, F (v2 `order`, or a v3 `transpose` that
+    /// reverses the dimensions), or `None` for another v3 permutation.
+    pub fn chunk_order(&self) -> Option<Order> {
+        let n = self.layout.len();
+        if self.layout.iter().enumerate().all(|(i, &d)| i == d) {
+            Some(Order::C)
+        } else if self.layout.iter().enumerate().all(|(i, &d)| d == n - 1 - i) {
+            Some(Order::F)
+        } else {
+            None
+        }
+    }
+
+    /// The name of the array's metadata document: `.zarray` or `zarr.json`.
+    fn metadata_key(&self) -> &'static str {
+        match self.zarr_format() {
+            3 => ZARR_JSON,
+            _ => ZARRAY,
+        }
+    }
+
+    /// The shape of the chunks reads and writes work in: the grid's chunks, or for a sharded
+    /// array the inner chunks of its shards.
+    pub fn inner_chunks(&self) -> &[u64] {
+        &self.chunk_shape
+    }
+
+    /// The dimension names: a v3 array's `dimension_names`, or for a v2 array xarray's
+    /// `_ARRAY_DIMENSIONS` attribute when it is a list of one string per dimension; `None`
+    /// when the array names none.
+    pub fn dimension_names(&self) -> Result<Option<Vec<Option<String>>>> {
+        if self.metadata.zarr_format() == 3 {
+            return Ok(self.metadata.dimension_names().map(<[_]>::to_vec));
+        }
+        let attrs = self.attributes()?;
+        let value: Value =
+            serde_json::from_str(&metadata::python_constants_masked(&attrs)).unwrap_or_default();
+        Ok(value
+            .get("_ARRAY_DIMENSIONS")
+            .and_then(Value::as_array)
+            .filter(|names| names.len() == self.ndim())
+            .and_then(|names| {
+                names
+                    .iter()
+                    .map(|n| n.as_str().map(|s| Some(s.to_string())))
+                    .collect()
+            }))
     }
 
     /// The store the array lives in.
@@ -218,19 +323,9 @@ impl Array {
         hierarchy::set_attributes(&self.store, &self.path, json)
     }
 
-    /// The store key of the chunk at grid position `coords` (`"0"` for a 0-d array).
+    /// The store key of the chunk (or shard) at grid position `coords`.
     pub fn chunk_key(&self, coords: &[u64]) -> String {
-        let sep = self.metadata.dimension_separator.as_char().to_string();
-        let name = if coords.is_empty() {
-            "0".to_string()
-        } else {
-            coords
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(&sep)
-        };
-        path::join(&self.path, &name)
+        path::join(&self.path, &self.metadata.chunk_keys.name(coords))
     }
 
     /// The object codec of an object (`|O`) array, `None` for fixed-size types.
@@ -248,7 +343,7 @@ impl Array {
         &self,
         selection: &[crate::selection::DimSelection],
     ) -> Result<crate::selection::OrthogonalPlan> {
-        crate::selection::OrthogonalPlan::new(&self.shape(), &self.metadata.chunks, selection)
+        crate::selection::OrthogonalPlan::new(&self.shape(), &self.chunk_shape, selection)
             .map_err(|e| self.named(e))
     }
 

@@ -199,6 +199,9 @@ impl Array {
         .map_err(|e| self.named(e))?;
         let fill = self.converted_fill(how);
         let out = SharedBuffer::new(out);
+        if self.sharding.is_some() {
+            return self.read_sharded(&plan, &layout, out, how, &fill);
+        }
         self.for_each_task(&plan, |task| self.read_task(task, &layout, out, how, &fill))
     }
 
@@ -220,6 +223,9 @@ impl Array {
             false,
         )
         .map_err(|e| self.named(e))?;
+        if self.sharding.is_some() {
+            return self.write_sharded(&plan, &layout, data, how);
+        }
         self.for_each_task(&plan, |task| self.write_task(task, &layout, data, how))
     }
 
@@ -253,7 +259,7 @@ impl Array {
 
     /// Per-dimension byte offsets of a task's elements: `(chunk, buffer)` when `chunk_first`,
     /// else `(buffer, chunk)`.
-    fn task_offsets(
+    pub(super) fn task_offsets(
         &self,
         task: &ChunkTask,
         buffer: &BufferLayout,
@@ -263,7 +269,7 @@ impl Array {
     }
 
     /// Whether the task's chunk maps byte for byte onto one contiguous run of the buffer.
-    fn chunk_is_buffer_run(
+    pub(super) fn chunk_is_buffer_run(
         &self,
         task: &ChunkTask,
         buffer: &BufferLayout,
@@ -273,7 +279,7 @@ impl Array {
             && how.is_plain()
             && how.src_size == how.dst_size
             && task.is_whole_chunk()
-            && is_c_contiguous(&self.metadata.chunks, &buffer.strides, self.item_size())
+            && is_c_contiguous(&self.chunk_shape, &buffer.strides, self.item_size())
     }
 
     fn read_task(
@@ -327,7 +333,7 @@ impl Array {
         };
         // Bytes per index along the first dimension of a C-ordered chunk (from the shape: an F
         // chunk that is C-ordered only because other dimensions are 1 has other strides).
-        let plane = self.chunk_nbytes / self.metadata.chunks[0] as usize;
+        let plane = self.chunk_nbytes / self.chunk_shape[0] as usize;
         let planes = &dims[0];
         let mut block_dims = dims.to_vec();
         let mut start = 0;

@@ -13,6 +13,7 @@ impl Array {
     /// Reads the elements at `npoints` points given by `coords` (`ndim` indices per point)
     /// into `out`, one element per point in the order given.
     pub fn read_points(&self, npoints: usize, coords: &[u64], out: &mut [u8]) -> Result<()> {
+        self.require_unsharded("point selections")?;
         let plan = self.point_plan(npoints, coords, out.len())?;
         let out = SharedBuffer::new(out);
         self.for_each_group(&plan, |group| {
@@ -31,6 +32,7 @@ impl Array {
     /// Where a point repeats, the last one wins.
     pub fn write_points(&self, npoints: usize, coords: &[u64], data: &[u8]) -> Result<()> {
         self.store.check_writable(&self.path)?;
+        self.require_unsharded("point selections")?;
         let plan = self.point_plan(npoints, coords, data.len())?;
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
@@ -47,7 +49,7 @@ impl Array {
 
     fn point_plan(&self, npoints: usize, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
         self.require_fixed_size()?;
-        let plan = PointPlan::new(&self.shape(), &self.metadata.chunks, npoints, coords)
+        let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
             .map_err(|e| self.named(e))?;
         let needed = plan.len() as u64 * self.item_size() as u64;
         if needed != buffer_len as u64 {

@@ -3,7 +3,6 @@
 use super::Array;
 use crate::error::{Error, Result};
 use crate::hierarchy;
-use crate::metadata::{self, ZARRAY};
 use crate::parallel;
 use crate::path;
 use rayon::prelude::*;
@@ -13,12 +12,13 @@ impl Array {
     /// inside both shapes and the attributes. Chunks wholly outside the new shape are deleted
     /// from the store; the part of an edge chunk that falls outside a shrunk dimension is reset
     /// to the fill value, so growing again later shows the fill value there, never old data.
-    /// `.zarray` is rewritten last with the new shape (its other keys kept as stored).
+    /// The metadata document (`.zarray` or `zarr.json`) is rewritten last with the new shape,
+    /// its other members kept as stored.
     ///
     /// Calls in flight on this handle keep the shape they started with; other handles of the
     /// same array keep theirs until reopened.
     pub fn resize(&self, new_shape: &[u64]) -> Result<()> {
-        let key = path::join(&self.path, ZARRAY);
+        let key = path::join(&self.path, self.metadata_key());
         self.store.check_writable(&key)?;
         if new_shape.len() != self.ndim() {
             return Err(self.named(Error::InvalidArgument(format!(
@@ -32,10 +32,10 @@ impl Array {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let old_shape = self.shape();
-        let Some((mut doc, _)) = hierarchy::read_array_metadata(&self.store, &self.path)? else {
+        let Some(mut stored) = hierarchy::read_array_metadata(&self.store, &self.path)? else {
             return Err(Error::NotFound(format!("{key:?} vanished")));
         };
-        doc["shape"] = new_shape.into();
+        stored.document.set("shape", &new_shape.into());
         let chunks = &self.metadata.chunks;
         let grid = |shape: &[u64]| -> Vec<u64> {
             shape
@@ -58,7 +58,10 @@ impl Array {
                 .par_iter()
                 .try_for_each(|coords| self.erase_chunk(&self.chunk_key(coords)))
         })?;
-        self.store.set(&key, &metadata::to_document(&doc))?;
+        {
+            let _lock = self.store.lock_chunk(&stored.key);
+            hierarchy::write_document(&self.store, &stored.key, &stored.document)?;
+        }
         *self
             .shape
             .write()

@@ -7,7 +7,7 @@ use super::Array;
 use crate::dtype::ObjectCodec;
 use crate::error::{Error, Result};
 use crate::selection::{ChunkTask, OrthogonalPlan};
-use crate::strided::{dense_strides, for_each_offset, SharedBuffer};
+use crate::strided::{dense_strides, for_each_offset, layout_strides, SharedBuffer};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Mutex;
@@ -160,9 +160,11 @@ impl Array {
     /// `(index in the chunk, index in the result)` of every element a task touches.
     fn element_pairs(&self, task: &ChunkTask, out_shape: &[u64]) -> Vec<(usize, usize)> {
         // The vlen codecs keep the chunk's memory order; json2 and msgpack2 nest in C order.
-        let fortran = self.metadata.order == crate::metadata::Order::F
-            && !self.object.as_ref().is_some_and(ObjectCodec::nests_items);
-        let chunk_strides = dense_strides(&self.metadata.chunks, 1, fortran);
+        let chunk_strides = if self.object.as_ref().is_some_and(ObjectCodec::nests_items) {
+            dense_strides(&self.metadata.chunks, 1, false)
+        } else {
+            layout_strides(&self.metadata.chunks, 1, &self.layout)
+        };
         let dims = task_offsets(
             task,
             &chunk_strides,

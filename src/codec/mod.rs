@@ -10,11 +10,13 @@
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+pub use chain::{ChunkCodecs, ShardIndexCodecs, Sharding};
 pub use filter::{filter_from_config, Filter};
-pub use pipeline::CodecPipeline;
+pub use pipeline::{CodecPipeline, Step};
 
 mod blosc;
 mod bz2;
+mod chain;
 mod config;
 mod filter;
 mod filters;

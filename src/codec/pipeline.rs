@@ -1,11 +1,11 @@
-//! The Zarr v2 codec pipeline of one array: its filters, then its compressor.
+//! The byte steps of one array's chunks: the v2 filters then compressor, or a v3 chain's
+//! element-wise array→array codecs and bytes→bytes codecs, in the order they encode.
 //!
-//! Writing runs `filters[0].encode`, `filters[1].encode`, ..., then the compressor on a
-//! chunk's bytes (in the array's type and order, exactly as the engine holds them); reading
-//! runs the same steps backwards. Without filters, decoding goes straight into the caller's
-//! buffer as before; with filters, every intermediate result is bounded by the size it must
-//! have for a chunk of the expected size, so a corrupt or hostile chunk cannot make the
-//! library allocate much more than one chunk.
+//! Writing runs `steps[0].encode`, `steps[1].encode`, ... on a chunk's bytes (in the array's
+//! type and order, exactly as the engine holds them); reading runs the same steps backwards.
+//! A lone compressor decodes straight into the caller's buffer; otherwise every intermediate
+//! result is bounded by the size it must have for a chunk of the expected size, so a corrupt
+//! or hostile chunk cannot make the library allocate much more than one chunk.
 
 use super::filter::{self, Filter};
 use super::filters::numeric::ElemType;
@@ -15,15 +15,39 @@ use crate::error::{Error, Result};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// An array's filters and compressor.
+/// One step of a pipeline.
 #[derive(Debug)]
+pub enum Step {
+    /// A filter (numcodecs filters, checksums, v3 element-wise codecs).
+    Filter(Box<dyn Filter>),
+    /// A compressor.
+    Codec(Box<dyn Codec>),
+}
+
+impl Step {
+    fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
+        match self {
+            Step::Filter(f) => f.encode(input),
+            Step::Codec(c) => c.encode(input),
+        }
+    }
+
+    fn decode(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
+        match self {
+            Step::Filter(f) => f.decode(input, max_len),
+            Step::Codec(c) => c.decode_to_vec(input, max_len),
+        }
+    }
+}
+
+/// An array's byte steps.
+#[derive(Debug, Default)]
 pub struct CodecPipeline {
-    filters: Vec<Box<dyn Filter>>,
-    compressor: Option<Box<dyn Codec>>,
+    steps: Vec<Step>,
 }
 
 impl CodecPipeline {
-    /// Builds the pipeline of an array of type `dtype` from its `.zarray` `filters` and
+    /// Builds the pipeline of a v2 array of type `dtype` from its `.zarray` `filters` and
     /// `compressor` values (`None` for `null`). Each filter gets the type numcodecs would
     /// hand it (the array's, then what the previous filter encodes to), and the compressor
     /// the item size of the last one (blosc's default `typesize`, as numcodecs takes it from
@@ -34,66 +58,77 @@ impl CodecPipeline {
         dtype: &DataType,
     ) -> Result<Self> {
         let mut elem = ElemType::of_array(dtype);
-        let mut built = Vec::new();
+        let mut steps = Vec::new();
         for (i, config) in filters.unwrap_or_default().iter().enumerate() {
             let (f, next) =
                 filter::build(config, &elem).map_err(|e| e.context(format!("filters[{i}]")))?;
-            built.push(f);
+            steps.push(Step::Filter(f));
             elem = next;
         }
         let ctx = CodecContext {
             item_size: elem.size(),
         };
-        let compressor = compressor
-            .filter(|c| !c.is_null())
-            .map(|c| compressor_from_config(c, ctx))
-            .transpose()?;
-        Ok(CodecPipeline {
-            filters: built,
-            compressor,
-        })
+        if let Some(c) = compressor.filter(|c| !c.is_null()) {
+            steps.push(Step::Codec(compressor_from_config(c, ctx)?));
+        }
+        Ok(CodecPipeline { steps })
     }
 
-    /// No filters and no compressor: stored chunks are the raw bytes.
+    /// A pipeline of the given steps, in encoding order.
+    pub fn from_steps(steps: Vec<Step>) -> Self {
+        CodecPipeline { steps }
+    }
+
+    /// No steps: stored chunks are the raw bytes.
     pub fn is_identity(&self) -> bool {
-        self.filters.is_empty() && self.compressor.is_none()
+        self.steps.is_empty()
     }
 
-    /// Whether there is at least one filter.
+    /// Whether there is a step other than one final compressor.
     pub fn has_filters(&self) -> bool {
-        !self.filters.is_empty()
+        self.steps.iter().any(|s| matches!(s, Step::Filter(_))) || self.steps.len() > 1
     }
 
     /// The compressor's full configuration, as `.zarray` holds it (`None`: no compressor).
     pub fn compressor_config(&self) -> Option<Value> {
-        self.compressor.as_ref().map(|c| c.config())
+        match self.steps.last() {
+            Some(Step::Codec(c)) => Some(c.config()),
+            _ => None,
+        }
     }
 
     /// The filters' configurations, as `.zarray` holds them (`None`: no filters, written
     /// `null` as zarr-python does for an empty list).
     pub fn filter_configs(&self) -> Option<Vec<Value>> {
-        self.has_filters()
-            .then(|| self.filters.iter().map(|f| f.config()).collect())
+        let configs: Vec<Value> = self
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Filter(f) => Some(f.config()),
+                Step::Codec(_) => None,
+            })
+            .collect();
+        (!configs.is_empty()).then_some(configs)
     }
 
     /// Encodes one chunk's bytes into `out`, replacing its contents.
     pub fn encode_into(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        let Some((last, rest)) = self.steps.split_last() else {
+            out.clear();
+            out.try_reserve_exact(chunk.len()).map_err(|_| {
+                Error::TooLarge(format!("cannot allocate {} bytes for a chunk", chunk.len()))
+            })?;
+            out.extend_from_slice(chunk);
+            return Ok(());
+        };
         let mut data = Cow::Borrowed(chunk);
-        for f in &self.filters {
-            data = Cow::Owned(f.encode(&data)?);
+        for step in rest {
+            data = Cow::Owned(step.encode(&data)?);
         }
-        match (&self.compressor, data) {
-            (Some(c), data) => c.encode_into(&data, out),
-            (None, Cow::Owned(v)) => {
-                *out = v;
-                Ok(())
-            }
-            (None, Cow::Borrowed(b)) => {
-                out.clear();
-                out.try_reserve_exact(b.len()).map_err(|_| {
-                    Error::TooLarge(format!("cannot allocate {} bytes for a chunk", b.len()))
-                })?;
-                out.extend_from_slice(b);
+        match last {
+            Step::Codec(c) => c.encode_into(&data, out),
+            Step::Filter(f) => {
+                *out = f.encode(&data)?;
                 Ok(())
             }
         }
@@ -102,62 +137,61 @@ impl CodecPipeline {
     /// Decodes stored bytes whose decoded size is not known in advance (an object array's
     /// chunk, before its object codec), never producing more than `max_len` bytes at any step.
     pub fn decode_to_vec(&self, raw: &[u8], max_len: usize) -> Result<Vec<u8>> {
-        let mut data = match &self.compressor {
-            Some(c) => c.decode_to_vec(raw, max_len)?,
-            None => raw.to_vec(),
-        };
-        for f in self.filters.iter().rev() {
-            data = f.decode(&data, max_len)?;
+        let mut data = raw.to_vec();
+        for step in self.steps.iter().rev() {
+            data = step.decode(&data, max_len)?;
         }
         Ok(data)
     }
 
     /// Decodes a stored chunk into `out`, which it must fill exactly.
     pub fn decode_into(&self, raw: &[u8], out: &mut [u8]) -> Result<()> {
-        if self.filters.is_empty() {
-            return match &self.compressor {
-                Some(c) => c.decode_into(raw, out),
-                None if raw.len() == out.len() => {
-                    out.copy_from_slice(raw);
-                    Ok(())
-                }
-                None => Err(Error::CorruptChunk(format!(
+        let Some((first, rest)) = self.steps.split_first() else {
+            if raw.len() != out.len() {
+                return Err(Error::CorruptChunk(format!(
                     "chunk holds {} bytes, expected {}",
                     raw.len(),
                     out.len()
-                ))),
-            };
-        }
-        let bounds = self.stage_bounds(out.len());
-        let mut data: Cow<[u8]> = match &self.compressor {
-            Some(c) => Cow::Owned(c.decode_to_vec(raw, bounds[self.filters.len()])?),
-            None => Cow::Borrowed(raw),
+                )));
+            }
+            out.copy_from_slice(raw);
+            return Ok(());
         };
-        for (i, f) in self.filters.iter().enumerate().rev() {
-            data = Cow::Owned(f.decode(&data, bounds[i])?);
+        let bounds = self.stage_bounds(out.len());
+        let mut data: Cow<[u8]> = Cow::Borrowed(raw);
+        for (i, step) in rest.iter().enumerate().rev() {
+            data = Cow::Owned(step.decode(&data, bounds[i + 1])?);
         }
-        if data.len() != out.len() {
-            return Err(Error::CorruptChunk(format!(
-                "filters decode the chunk to {} bytes, expected {}",
-                data.len(),
-                out.len()
-            )));
+        match first {
+            Step::Codec(c) => c.decode_into(&data, out),
+            Step::Filter(f) => {
+                let decoded = f.decode(&data, out.len())?;
+                if decoded.len() != out.len() {
+                    return Err(Error::CorruptChunk(format!(
+                        "filters decode the chunk to {} bytes, expected {}",
+                        decoded.len(),
+                        out.len()
+                    )));
+                }
+                out.copy_from_slice(&decoded);
+                Ok(())
+            }
         }
-        out.copy_from_slice(&data);
-        Ok(())
     }
 
     /// The most bytes each stage may hold when decoding a chunk of `len` bytes: entry `i` is
-    /// the input of `filters[i]` on write (so entry 0 is `len` and the last one the
-    /// compressor's output). Where a filter cannot tell its encoded length from its input's,
-    /// a generous cap stands in.
+    /// the input of `steps[i]` on write (so entry 0 is `len`). Where a step cannot tell its
+    /// encoded length from its input's (compressors), a generous cap stands in.
     fn stage_bounds(&self, len: usize) -> Vec<usize> {
         let cap = len.saturating_mul(8).saturating_add(4096);
-        let mut bounds = Vec::with_capacity(self.filters.len() + 1);
+        let mut bounds = Vec::with_capacity(self.steps.len());
         let mut cur = Some(len);
         bounds.push(len);
-        for f in &self.filters {
-            cur = cur.and_then(|n| f.encoded_len(n));
+        for step in &self.steps {
+            cur = match step {
+                Step::Filter(f) => cur.and_then(|n| f.encoded_len(n)),
+                Step::Codec(_) => None,
+            };
             bounds.push(cur.unwrap_or(cap));
         }
         bounds

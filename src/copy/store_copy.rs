@@ -66,7 +66,8 @@ pub fn copy_store(
     let bytes_total = entries.iter().map(|e| e.size).sum();
     let what = format!("copying {src_path:?} to {dst_path:?}");
     let mut reporter = Reporter::start(what, bytes_total, entries.len() as u64, progress)?;
-    hierarchy::create_ancestor_groups(dst, &dst_path)?;
+    let format = hierarchy::node(src, &src_path)?.format;
+    hierarchy::create_ancestor_groups(dst, &dst_path, format)?;
     let dst_prefix = path::join(&dst_path, "");
     for batch in batches(&entries) {
         parallel::run(|| {

@@ -175,7 +175,7 @@ impl FillValue {
 }
 
 /// An integer JSON value, also accepting floats with an integral value (some writers emit `0.0`).
-fn integral(value: &Value) -> Option<i128> {
+pub(super) fn integral(value: &Value) -> Option<i128> {
     let n = value.as_number()?;
     if let Some(i) = n.as_i64() {
         return Some(i as i128);
@@ -187,7 +187,7 @@ fn integral(value: &Value) -> Option<i128> {
     (f.fract() == 0.0 && f.abs() < 1.9e19).then_some(f as i128)
 }
 
-fn float(value: &Value) -> Option<f64> {
+pub(super) fn float(value: &Value) -> Option<f64> {
     match value {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => match s.as_str() {
@@ -200,7 +200,7 @@ fn float(value: &Value) -> Option<f64> {
     }
 }
 
-fn float_bytes(v: f64, size: usize) -> Vec<u8> {
+pub(super) fn float_bytes(v: f64, size: usize) -> Vec<u8> {
     match size {
         2 => f16::from_f64(v).to_ne_bytes().to_vec(),
         4 => (v as f32).to_ne_bytes().to_vec(),
@@ -208,7 +208,7 @@ fn float_bytes(v: f64, size: usize) -> Vec<u8> {
     }
 }
 
-fn float_json(bytes: &[u8]) -> Value {
+pub(super) fn float_json(bytes: &[u8]) -> Value {
     let v = match bytes.len() {
         2 => f16::from_ne_bytes([bytes[0], bytes[1]]).to_f64(),
         4 => f32::from_ne_bytes(bytes.try_into().expect("4 bytes")) as f64,

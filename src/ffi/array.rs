@@ -85,11 +85,29 @@ pub(super) fn text_out(
     })
 }
 
-/// Creates an array at `path` ("" is the store root) from a `.zarray` JSON document.
-/// `shape`, `chunks` and `dtype` are required; the other keys default to: `zarr_format` 2,
-/// `compressor` null, `fill_value` 0, `order` "C", `filters` null, `dimension_separator` ".".
-/// Missing ancestor groups are created. An existing array or group at `path` is
-/// `ZARR_ERR_ALREADY_EXISTS`. On success `*out_array` receives a handle for `zarr_array_close`.
+/// A member of a v2 array's `.zarray` as JSON text; v3 arrays have none of the v2-only members.
+fn v2_member(array: &Array, name: &str) -> Result<String> {
+    match array.zarr_format() {
+        2 => Ok(array.metadata_json()[name].to_string()),
+        _ => Err(Error::Unsupported(format!(
+            "array {:?} is Zarr v3: it has no {name}, its codecs are in its metadata document",
+            array.path()
+        ))),
+    }
+}
+
+/// Creates an array at `path` ("" is the store root) from a JSON document, in the format it
+/// names. With `"zarr_format": 3` it is a Zarr v3 `zarr.json`: `shape`, `data_type` and
+/// `chunk_grid` are required; omitted members default as zarr-python 3 writes them
+/// (`chunk_key_encoding` default with "/", `fill_value` zero of the type, `codecs` `bytes`
+/// then `zstd` (`vlen-utf8` or `vlen-bytes` then `zstd` for `string` and `bytes`),
+/// `attributes` {}, `storage_transformers` []), and every codec's configuration is completed.
+/// Otherwise it is a Zarr v2 `.zarray` document: `shape`, `chunks` and `dtype` are required;
+/// the other keys default to: `zarr_format` 2, `compressor` null, `fill_value` 0, `order`
+/// "C", `filters` null, `dimension_separator` ".". Missing ancestor groups are created in the
+/// array's format. An existing array or group of either format at `path` is
+/// `ZARR_ERR_ALREADY_EXISTS` naming the key found. On success `*out_array` receives a handle
+/// for `zarr_array_close`.
 ///
 /// # Safety
 /// `store` must be a live handle, `path` and `zarray_json` NUL-terminated strings, and
@@ -171,7 +189,9 @@ pub unsafe extern "C" fn zarr_array_shape(
     dims_out(array, ndim, out_shape, Array::shape)
 }
 
-/// Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array).
+/// Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array):
+/// the chunk grid's, which for a sharded v3 array is the shard shape (see
+/// `zarr_array_inner_chunks`).
 ///
 /// # Safety
 /// `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
@@ -182,6 +202,53 @@ pub unsafe extern "C" fn zarr_array_chunks(
     out_chunks: *mut u64,
 ) -> zarr_status {
     dims_out(array, ndim, out_chunks, |a| a.metadata().chunks.clone())
+}
+
+/// Writes the shape of the chunks reads and writes work in into `out_chunks` (`ndim`
+/// entries): the inner chunk shape of a sharded v3 array, else the same as
+/// `zarr_array_chunks`. Reads aligned to these chunks decode each chunk once.
+///
+/// # Safety
+/// `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_inner_chunks(
+    array: *const zarr_array,
+    ndim: usize,
+    out_chunks: *mut u64,
+) -> zarr_status {
+    dims_out(array, ndim, out_chunks, |a| a.inner_chunks().to_vec())
+}
+
+/// The array's Zarr format, 2 or 3, into `*out_format`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_format` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_zarr_format(
+    array: *const zarr_array,
+    out_format: *mut i32,
+) -> zarr_status {
+    run(|| {
+        let format = array_arg(array)?.zarr_format();
+        *out_arg(out_format, "out_format")? = i32::from(format);
+        Ok(())
+    })
+}
+
+/// The dimension names as a JSON list of strings and nulls, one per dimension: a v3 array's
+/// `dimension_names`, or for a v2 array xarray's `_ARRAY_DIMENSIONS` attribute; the text
+/// `null` when the array names none. Free with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dimension_names(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    text_out(array, out_json, "out_json", |a| {
+        Ok(serde_json::to_string(&a.dimension_names()?).expect("names serialise"))
+    })
 }
 
 /// Writes the fill value (one element, native byte order) into `out`, whose size
@@ -226,17 +293,24 @@ pub unsafe extern "C" fn zarr_array_order(
     out_order: *mut zarr_order,
 ) -> zarr_status {
     run(|| {
-        let order = array_arg(array)?.metadata().order;
-        *out_arg(out_order, "out_order")? = match order {
-            Order::C => ZARR_ORDER_C,
-            Order::F => ZARR_ORDER_F,
+        let array = array_arg(array)?;
+        *out_arg(out_order, "out_order")? = match array.chunk_order() {
+            Some(Order::C) => ZARR_ORDER_C,
+            Some(Order::F) => ZARR_ORDER_F,
+            None => {
+                return Err(Error::Unsupported(format!(
+                    "array {:?} transposes its chunks into neither C nor F order (see zarr_array_metadata_json)",
+                    array.path()
+                )))
+            }
         };
         Ok(())
     })
 }
 
-/// The compressor configuration as JSON (`"null"` when there is none); free with
-/// `zarr_string_free`.
+/// The compressor configuration of a v2 array as JSON (`"null"` when there is none); free
+/// with `zarr_string_free`. A v3 array has a codec list instead (`zarr_array_metadata_json`):
+/// `ZARR_ERR_UNSUPPORTED`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.
@@ -245,13 +319,11 @@ pub unsafe extern "C" fn zarr_array_compressor_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, "out_json", |a| {
-        Ok(a.metadata_json()["compressor"].to_string())
-    })
+    text_out(array, out_json, "out_json", |a| v2_member(a, "compressor"))
 }
 
-/// The filter configurations as a JSON list (`"null"` when there are none); free with
-/// `zarr_string_free`.
+/// The filter configurations of a v2 array as a JSON list (`"null"` when there are none); free
+/// with `zarr_string_free`. A v3 array: `ZARR_ERR_UNSUPPORTED`, as for the compressor.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.
@@ -260,12 +332,11 @@ pub unsafe extern "C" fn zarr_array_filters_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, "out_json", |a| {
-        Ok(a.metadata_json()["filters"].to_string())
-    })
+    text_out(array, out_json, "out_json", |a| v2_member(a, "filters"))
 }
 
-/// The whole `.zarray` document as JSON; free with `zarr_string_free`.
+/// The whole metadata document as JSON (`.zarray` for v2, `zarr.json` for v3, with the current
+/// shape); free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.

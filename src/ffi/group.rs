@@ -30,12 +30,12 @@ fn text_out(
     })
 }
 
-/// Shared body of `zarr_group_create` and `zarr_group_open`.
+/// Shared body of the calls that create or open a group.
 fn group_call(
     store: *mut zarr_store,
     path: *const c_char,
     out_group: *mut *mut zarr_group,
-    make: fn(Arc<StoreHandle>, &str) -> crate::error::Result<Group>,
+    make: impl FnOnce(Arc<StoreHandle>, &str) -> crate::error::Result<Group>,
 ) -> zarr_status {
     run(|| {
         let store = ref_arg(store, "store")?;
@@ -51,8 +51,10 @@ fn group_call(
     })
 }
 
-/// Creates a group at `path` ("" is the root) and any missing ancestor groups. If a group
-/// already exists there it is opened; an array there is `ZARR_ERR_ALREADY_EXISTS`.
+/// Creates a group at `path` ("" is the root) and any missing ancestor groups, in the format
+/// of the nearest existing group above it: new groups join a hierarchy in its format, and an
+/// empty store gets Zarr v2 (use `zarr_group_create_format` to choose). If a group already
+/// exists there it is opened; an array there is `ZARR_ERR_ALREADY_EXISTS`.
 ///
 /// # Safety
 /// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
@@ -65,7 +67,44 @@ pub unsafe extern "C" fn zarr_group_create(
     group_call(store, path, out_group, Group::create)
 }
 
-/// Opens the group at `path`; `ZARR_ERR_NOT_FOUND` when there is none.
+/// Creates a group at `path` in Zarr format `zarr_format` (2: `.zgroup`, 3: `zarr.json`), with
+/// any missing ancestor groups in the same format. A group of that format already there is
+/// opened; an array, or a group of the other format, is `ZARR_ERR_ALREADY_EXISTS`; a format
+/// other than 2 or 3 is `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create_format(
+    store: *mut zarr_store,
+    path: *const c_char,
+    zarr_format: i32,
+    out_group: *mut *mut zarr_group,
+) -> zarr_status {
+    group_call(store, path, out_group, |store, path| {
+        let format = u8::try_from(zarr_format).unwrap_or(0);
+        Group::create_format(store, path, format)
+    })
+}
+
+/// The group's Zarr format, 2 or 3, into `*out_format`.
+///
+/// # Safety
+/// `group` must be a live handle and `out_format` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_zarr_format(
+    group: *const zarr_group,
+    out_format: *mut i32,
+) -> zarr_status {
+    run(|| {
+        let format = ref_arg(group, "group")?.inner.zarr_format();
+        *out_arg(out_format, "out_format")? = i32::from(format);
+        Ok(())
+    })
+}
+
+/// Opens the group at `path` (v2 or v3); `ZARR_ERR_NOT_FOUND` when there is none, saying what
+/// is there instead.
 ///
 /// # Safety
 /// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.

@@ -1,12 +1,22 @@
-//! The JSON documents of a Zarr v2 hierarchy: `.zarray`, `.zgroup`, `.zattrs`.
+//! The JSON documents of a hierarchy: `.zarray`, `.zgroup`, `.zattrs` (Zarr v2) and
+//! `zarr.json` (Zarr v3), parsed into one array model ([`ArrayMetadata`]).
 
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+mod array;
+mod document;
+mod zarr_json;
 mod zarray;
 
-pub use zarray::{ArrayMetadata, DimensionSeparator, Order};
+pub use array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
+pub use document::JsonDocument;
+pub use zarr_json::{
+    check_group as check_group_v3, group_document as group_document_v3, node_type, NodeType,
+};
 
+/// Key of a Zarr v3 node's metadata document (array or group, attributes included).
+pub const ZARR_JSON: &str = "zarr.json";
 /// Key of an array's metadata document.
 pub const ZARRAY: &str = ".zarray";
 /// Key of a group's metadata document.

@@ -1,57 +1,9 @@
-//! The `.zarray` document.
+//! The `.zarray` document (Zarr v2).
 
+use super::array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
 use crate::dtype::{DataType, FillValue};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
-
-/// Layout of elements inside a chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// Row-major: the last dimension varies fastest.
-    C,
-    /// Column-major: the first dimension varies fastest.
-    F,
-}
-
-/// What separates the indices in a chunk key: `"0.0"` or `"0/0"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DimensionSeparator {
-    /// `.`, the default.
-    Dot,
-    /// `/`, nested keys.
-    Slash,
-}
-
-impl DimensionSeparator {
-    /// The separator character.
-    pub fn as_char(self) -> char {
-        match self {
-            DimensionSeparator::Dot => '.',
-            DimensionSeparator::Slash => '/',
-        }
-    }
-}
-
-/// The parsed content of a `.zarray` document.
-#[derive(Debug, Clone)]
-pub struct ArrayMetadata {
-    /// Length of each dimension.
-    pub shape: Vec<u64>,
-    /// Chunk length along each dimension (each at least 1).
-    pub chunks: Vec<u64>,
-    /// Element type.
-    pub dtype: DataType,
-    /// Compressor configuration (`None` for `null`).
-    pub compressor: Option<Value>,
-    /// Value of elements never written.
-    pub fill_value: FillValue,
-    /// Element order inside chunks.
-    pub order: Order,
-    /// Filter configurations (`None` for `null`).
-    pub filters: Option<Vec<Value>>,
-    /// Chunk key separator.
-    pub dimension_separator: DimensionSeparator,
-}
 
 impl ArrayMetadata {
     /// Parses a stored `.zarray` document; `key` names it in errors. Every key the spec
@@ -130,10 +82,10 @@ impl ArrayMetadata {
                 )))
             }
         };
-        let dimension_separator = match obj.get("dimension_separator") {
-            None | Some(Value::Null) => DimensionSeparator::Dot,
-            Some(v) if v == "." => DimensionSeparator::Dot,
-            Some(v) if v == "/" => DimensionSeparator::Slash,
+        let separator = match obj.get("dimension_separator") {
+            None | Some(Value::Null) => '.',
+            Some(v) if v == "." => '.',
+            Some(v) if v == "/" => '/',
             Some(v) => {
                 return Err(Error::InvalidMetadata(format!(
                     "dimension_separator must be \".\" or \"/\", got {v}"
@@ -144,27 +96,38 @@ impl ArrayMetadata {
             shape,
             chunks,
             dtype,
-            compressor,
             fill_value,
-            order,
-            filters,
-            dimension_separator,
+            chunk_keys: ChunkKeyEncoding::v2(separator),
+            format: FormatMetadata::V2 {
+                compressor,
+                filters,
+                order,
+            },
         })
     }
 
-    /// The `.zarray` document for this metadata, with every key zarr-python writes.
-    pub fn to_value(&self) -> Value {
-        json!({
+    /// The `.zarray` document of a v2 array's metadata, with every key zarr-python writes
+    /// (`None` for v3 metadata).
+    pub fn to_zarray(&self) -> Option<Value> {
+        let FormatMetadata::V2 {
+            compressor,
+            filters,
+            order,
+        } = &self.format
+        else {
+            return None;
+        };
+        Some(json!({
             "zarr_format": 2,
             "shape": self.shape,
             "chunks": self.chunks,
             "dtype": self.dtype.to_json(),
-            "compressor": self.compressor,
+            "compressor": compressor,
             "fill_value": self.fill_value.to_json(&self.dtype),
-            "order": match self.order { Order::C => "C", Order::F => "F" },
-            "filters": self.filters,
-            "dimension_separator": self.dimension_separator.as_char().to_string(),
-        })
+            "order": match order { Order::C => "C", Order::F => "F" },
+            "filters": filters,
+            "dimension_separator": self.chunk_keys.separator.to_string(),
+        }))
     }
 }
 
@@ -202,11 +165,17 @@ mod tests {
     fn parses_what_zarr_python_writes() {
         let m = ArrayMetadata::parse(&zarr_python_doc(), "a/.zarray").unwrap();
         assert_eq!(m.shape, vec![100, 95]);
-        assert_eq!(m.order, Order::F);
-        assert_eq!(m.dimension_separator, DimensionSeparator::Slash);
+        assert!(matches!(
+            m.format,
+            FormatMetadata::V2 {
+                order: Order::F,
+                ..
+            }
+        ));
+        assert_eq!(m.chunk_keys, ChunkKeyEncoding::v2('/'));
         let mut expected = zarr_python_doc();
         expected.as_object_mut().unwrap().remove("something_new");
-        assert_eq!(m.to_value(), expected);
+        assert_eq!(m.to_zarray().unwrap(), expected);
     }
 
     #[test]
@@ -214,9 +183,15 @@ mod tests {
         let m =
             ArrayMetadata::parse_for_create(&json!({"shape": [4], "chunks": [2], "dtype": "<i4"}))
                 .unwrap();
-        assert_eq!(m.to_value()["fill_value"], json!(0));
-        assert_eq!(m.to_value()["order"], json!("C"));
-        assert_eq!(m.compressor, None);
+        assert_eq!(m.to_zarray().unwrap()["fill_value"], json!(0));
+        assert_eq!(m.to_zarray().unwrap()["order"], json!("C"));
+        assert!(matches!(
+            m.format,
+            FormatMetadata::V2 {
+                compressor: None,
+                ..
+            }
+        ));
         assert!(
             ArrayMetadata::parse(&json!({"shape": [4], "chunks": [2], "dtype": "<i4"}), "k")
                 .is_err()

@@ -330,6 +330,78 @@ impl OrthogonalPlan {
     }
 }
 
+/// The chunks a plan touches, grouped into blocks of `ratio[d]` chunks along each dimension
+/// (the shards that hold them): per dimension, runs of consecutive entries of the dimension's
+/// chunk list that fall in the same block.
+#[derive(Debug)]
+pub struct ChunkGroups {
+    runs: Vec<Vec<(u64, std::ops::Range<u64>)>>,
+    dim_counts: Vec<u64>,
+}
+
+impl ChunkGroups {
+    /// How many blocks the plan touches.
+    pub fn len(&self) -> u64 {
+        if self.runs.iter().any(Vec::is_empty) {
+            return 0;
+        }
+        self.runs.iter().map(|r| r.len() as u64).product()
+    }
+
+    /// Whether no block is touched.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `g`-th block (C order): its position in the block grid, and the indices of its
+    /// chunks' tasks in the plan ([`OrthogonalPlan::chunk`]), in C order.
+    pub fn group(&self, mut g: u64) -> (Vec<u64>, Vec<u64>) {
+        let mut coords = vec![0; self.runs.len()];
+        let mut ranges = vec![0..0; self.runs.len()];
+        for d in (0..self.runs.len()).rev() {
+            let n = self.runs[d].len() as u64;
+            let (block, ref range) = self.runs[d][(g % n) as usize];
+            g /= n;
+            coords[d] = block;
+            ranges[d] = range.clone();
+        }
+        let mut tasks = vec![0u64];
+        for (d, range) in ranges.iter().enumerate() {
+            tasks = tasks
+                .iter()
+                .flat_map(|&t| range.clone().map(move |j| t * self.dim_counts[d] + j))
+                .collect();
+        }
+        (coords, tasks)
+    }
+}
+
+impl OrthogonalPlan {
+    /// The touched chunks grouped into blocks of `ratio` chunks per dimension.
+    pub fn groups(&self, ratio: &[u64]) -> ChunkGroups {
+        let runs = self
+            .maps
+            .iter()
+            .zip(ratio)
+            .map(|(map, &r)| {
+                let mut runs: Vec<(u64, std::ops::Range<u64>)> = Vec::new();
+                for j in 0..map.n_chunks() {
+                    let block = map.part(j).0 / r;
+                    match runs.last_mut() {
+                        Some((b, range)) if *b == block => range.end = j + 1,
+                        _ => runs.push((block, j..j + 1)),
+                    }
+                }
+                runs
+            })
+            .collect();
+        ChunkGroups {
+            runs,
+            dim_counts: self.maps.iter().map(DimMap::n_chunks).collect(),
+        }
+    }
+}
+
 impl ChunkTask<'_> {
     /// Whether the task selects every position of its chunk that lies inside the array, each
     /// once and in order (so a write need not read the old chunk).

@@ -69,7 +69,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 }
 
 /// Random access to one stored value.
-pub trait ValueReader {
+pub trait ValueReader: Send {
     /// The value's length in bytes.
     fn len(&self) -> u64;
     /// Whether the value is empty.

@@ -129,30 +129,9 @@ fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// CRC-32C (Castagnoli), as `google_crc32c.value`.
+/// CRC-32C (Castagnoli), as `google_crc32c.value` (hardware-accelerated where the CPU has it).
 fn crc32c(data: &[u8]) -> u32 {
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut c = i as u32;
-            let mut k = 0;
-            while k < 8 {
-                c = if c & 1 != 0 {
-                    0x82f6_3b78 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-                k += 1;
-            }
-            table[i] = c;
-            i += 1;
-        }
-        table
-    };
-    !data.iter().fold(!0u32, |c, &x| {
-        TABLE[((c ^ u32::from(x)) & 0xff) as usize] ^ (c >> 8)
-    })
+    crc32c::crc32c(data)
 }
 
 #[cfg(test)]

@@ -1,0 +1,154 @@
+/* test_v3.c - Zarr v3 from C: format detection, v3 groups and arrays created from zarr.json
+ * documents, dimension names, sharded arrays (shard and inner chunk shapes, writes that keep
+ * the rest of a shard, empty shards erased), and clear errors for what is malformed or unknown. */
+#include "testutil.h"
+
+#define V3_ARRAY(extra)                                                                      \
+    "{\"zarr_format\": 3, \"shape\": [10, 9], \"data_type\": \"int32\", \"chunk_grid\":" \
+    " {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [4, 6]}}, \"fill_value\": -1" extra "}"
+
+static void test_groups_and_format_detection(const char *dir) {
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_group *g = NULL, *g2 = NULL;
+    int32_t format = 0;
+    if (!s) return;
+    CHECK_OK(zarr_group_create_format(s, "a/b", 3, &g));
+    CHECK_OK(zarr_group_zarr_format(g, &format));
+    CHECK(format == 3);
+    CHECK(file_exists(strf("%s/zarr.json", dir)) && file_exists(strf("%s/a/zarr.json", dir)));
+    CHECK(!file_exists(strf("%s/a/.zgroup", dir)));
+    /* New groups join the hierarchy in its format. */
+    CHECK_OK(zarr_group_create(s, "a/c", &g2));
+    CHECK_OK(zarr_group_zarr_format(g2, &format));
+    CHECK(format == 3);
+    zarr_group_close(g2);
+    g2 = NULL;
+    CHECK_STATUS(zarr_group_create_format(s, "a/b", 2, &g2), ZARR_ERR_ALREADY_EXISTS);
+    CHECK_CONTAINS(zarr_last_error(), "a/b/zarr.json");
+    CHECK_STATUS(zarr_group_create_format(s, "x", 4, &g2), ZARR_ERR_INVALID_ARGUMENT);
+    zarr_array *a = create_array(s, "a/b/arr", V3_ARRAY(", \"dimension_names\": [\"y\", null]"));
+    if (a) {
+        char *json = NULL;
+        CHECK_OK(zarr_array_zarr_format(a, &format));
+        CHECK(format == 3);
+        CHECK_OK(zarr_array_dimension_names(a, &json));
+        CHECK_STR_EQ(json, "[\"y\",null]");
+        zarr_string_free(json);
+        CHECK_STATUS(zarr_array_compressor_json(a, &json), ZARR_ERR_UNSUPPORTED);
+        CHECK_OK(zarr_array_attrs_set(a, "{\"units\": \"K\", \"bad\": NaN}"));
+        CHECK_OK(zarr_array_attrs_get(a, &json));
+        CHECK_CONTAINS(json, "NaN");
+        zarr_string_free(json);
+        zarr_array_close(a);
+    }
+    /* Opening what is of the other kind says what it found. */
+    zarr_array *wrong = NULL;
+    CHECK_STATUS(zarr_array_open(s, "a/b", &wrong), ZARR_ERR_NOT_FOUND);
+    CHECK_CONTAINS(zarr_last_error(), "a group");
+    CHECK_STATUS(zarr_group_open(s, "a/b/arr", &g2), ZARR_ERR_NOT_FOUND);
+    CHECK_CONTAINS(zarr_last_error(), "an array");
+    /* A v2 array in a v2 store stays v2; the v3 document wins where both exist. */
+    CHECK_STATUS(zarr_array_create(s, "a/b/arr", "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"<i4\"}", &wrong),
+                 ZARR_ERR_ALREADY_EXISTS);
+    file_write(strf("%s/a/b/arr/.zarray", dir), "{}", 2);
+    a = open_array(s, "a/b/arr");
+    if (a) {
+        CHECK_OK(zarr_array_zarr_format(a, &format));
+        CHECK(format == 3);
+        zarr_array_close(a);
+    }
+    zarr_group_close(g);
+    zarr_store_close(s);
+}
+
+static void test_sharded_arrays(const char *dir) {
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    if (!s) return;
+    zarr_array *a = create_array(s, "sharded",
+        V3_ARRAY(", \"codecs\": [{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": [2, 3],"
+                 " \"codecs\": [{\"name\": \"bytes\"}, {\"name\": \"zstd\"}]}}]"));
+    if (!a) return;
+    uint64_t chunks[2], inner[2];
+    CHECK_OK(zarr_array_chunks(a, 2, chunks));
+    CHECK_OK(zarr_array_inner_chunks(a, 2, inner));
+    CHECK(chunks[0] == 4 && chunks[1] == 6 && inner[0] == 2 && inner[1] == 3);
+    int32_t all[90], back[90];
+    for (int i = 0; i < 90; i++) all[i] = i * 3;
+    uint64_t start[2] = {0, 0}, count[2] = {10, 9};
+    CHECK_OK(zarr_array_write(a, 2, start, count, all, sizeof all));
+    /* A write inside one shard keeps the rest of it. */
+    int32_t patch[4] = {-5, -6, -7, -8};
+    uint64_t pstart[2] = {5, 4}, pcount[2] = {2, 2};
+    CHECK_OK(zarr_array_write(a, 2, pstart, pcount, patch, sizeof patch));
+    CHECK_OK(zarr_array_read(a, 2, start, count, back, sizeof back));
+    int same = 1;
+    for (int r = 0; r < 10; r++)
+        for (int c = 0; c < 9; c++) {
+            int in_patch = r >= 5 && r < 7 && c >= 4 && c < 6;
+            int32_t want = in_patch ? patch[(r - 5) * 2 + (c - 4)] : all[r * 9 + c];
+            same &= back[r * 9 + c] == want;
+        }
+    CHECK(same);
+    CHECK(file_exists(strf("%s/sharded/c/1/1", dir)));
+    /* Only fill values left in a shard: it is erased. */
+    int32_t fill[24];
+    for (int i = 0; i < 24; i++) fill[i] = -1;
+    uint64_t sstart[2] = {4, 6}, scount[2] = {4, 3};
+    CHECK_OK(zarr_array_write(a, 2, sstart, scount, fill, 12 * sizeof(int32_t)));
+    CHECK(!file_exists(strf("%s/sharded/c/1/1", dir)));
+    /* A truncated shard is a corrupt chunk naming its key, never fill values. */
+    file_write(strf("%s/sharded/c/0/0", dir), "short", 5);
+    CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_CORRUPT_CHUNK);
+    CHECK_CONTAINS(zarr_last_error(), "sharded/c/0/0");
+    zarr_array_close(a);
+    zarr_store_close(s);
+}
+
+static void test_bad_documents(const char *dir) {
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_array *a = NULL;
+    if (!s) return;
+    CHECK_STATUS(zarr_array_create(s, "x", V3_ARRAY(", \"codecs\": [{\"name\": \"bytes\"}, {\"name\": \"lzw\"}]"), &a),
+                 ZARR_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(zarr_last_error(), "lzw");
+    CHECK_STATUS(zarr_array_create(s, "x", V3_ARRAY(", \"codecs\": [{\"name\": \"zstd\"}]"), &a),
+                 ZARR_ERR_INVALID_METADATA);
+    CHECK_STATUS(zarr_array_create(s, "x", V3_ARRAY(", \"storage_transformers\": [{\"name\": \"t\"}]"), &a),
+                 ZARR_ERR_UNSUPPORTED);
+    CHECK_STATUS(zarr_array_create(s, "x", V3_ARRAY(", \"data_type\": \"int128\""), &a), ZARR_ERR_UNSUPPORTED);
+    CHECK(!file_exists(strf("%s/x/zarr.json", dir)));
+    /* A stored document with an unknown codec: that array fails, its group still lists it. */
+    zarr_group *g = NULL;
+    CHECK_OK(zarr_group_create_format(s, "g", 3, &g));
+    a = create_array(s, "g/ok", V3_ARRAY(""));
+    zarr_array_close(a);
+    a = create_array(s, "g/bad", V3_ARRAY(""));
+    zarr_array_close(a);
+    size_t len = 0;
+    unsigned char *doc = file_read(strf("%s/g/bad/zarr.json", dir), &len);
+    char *text = strndup((const char *)doc, len);
+    char *zstd = strstr(text, "\"zstd\"");
+    if (CHECK(zstd != NULL)) memcpy(zstd, "\"zzzz\"", 6);
+    file_write(strf("%s/g/bad/zarr.json", dir), text, strlen(text));
+    CHECK_STATUS(zarr_array_open(s, "g/bad", &a), ZARR_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(zarr_last_error(), "zzzz");
+    CHECK_CONTAINS(zarr_last_error(), "g/bad/zarr.json");
+    char *members = NULL;
+    CHECK_OK(zarr_group_list(g, &members));
+    CHECK_CONTAINS(members, "\"bad\"");
+    CHECK_CONTAINS(members, "\"ok\"");
+    zarr_string_free(members);
+    free(text);
+    free(doc);
+    zarr_group_close(g);
+    zarr_store_close(s);
+}
+
+int main(void) {
+    char *dir = tmpdir_make();
+    test_groups_and_format_detection(strf("%s/groups.zarr", dir));
+    test_sharded_arrays(strf("%s/sharded.zarr", dir));
+    test_bad_documents(strf("%s/bad.zarr", dir));
+    tmpdir_remove(dir);
+    return check_summary("test_v3");
+}
