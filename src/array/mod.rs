@@ -252,6 +252,9 @@ impl Array {
     /// The element order of decoded chunks: C, F (v2 `order`, or a v3 `transpose` that
     /// reverses the dimensions), or `None` for another v3 permutation.
     pub fn chunk_order(&self) -> Option<Order> {
+        if let FormatMetadata::V2 { order, .. } = self.metadata.format {
+            return Some(order);
+        }
         let n = self.layout.len();
         if self.layout.iter().enumerate().all(|(i, &d)| i == d) {
             Some(Order::C)
