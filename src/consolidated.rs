@@ -33,6 +33,11 @@ pub fn load(store: &StoreHandle) -> Result<bool> {
 /// itself, not from consolidated metadata in use) and uses it from now on.
 pub fn consolidate(store: &StoreHandle) -> Result<()> {
     store.check_writable(ZMETADATA)?;
+    if store.contains(crate::metadata::ZARR_JSON)? {
+        return Err(Error::Unsupported(
+            "consolidated metadata of a Zarr v3 hierarchy (in its root zarr.json) is not supported yet".into(),
+        ));
+    }
     store.use_consolidated(None);
     let mut documents = MetadataDocuments::new();
     for key in store.list_prefix("")? {

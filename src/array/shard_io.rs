@@ -5,7 +5,8 @@
 //! and checked with one ranged read, and only the inner chunks the selection needs are read
 //! (ranged reads of the same open value, so index and chunks come from one version of the
 //! shard even while a writer replaces it) and decoded in parallel, straight into the caller's
-//! buffer where they land whole. Writes take the shard's lock: a write covering a whole shard
+//! buffer where they land whole. Writes take the shard's lock (shards are written in parallel,
+//! the inner chunks of one in turn, since nested parallel work under a lock can deadlock): a write covering a whole shard
 //! encodes its inner chunks in parallel and stores the shard once; any other reads the shard,
 //! re-encodes only the inner chunks it touches, keeps the others' bytes, and stores it once.
 //! Inner chunks holding only the fill value are not stored (all-ones index entry) and a shard
@@ -351,8 +352,11 @@ impl Array {
                 let (offset, n) = index[pos]?;
                 Some(&bytes[offset as usize..(offset + n) as usize])
             };
+            // Sequential while the shard's lock is held: waiting on nested parallel work could
+            // make this thread run another shard's write, which would wait for a lock this
+            // thread (or one waiting on it) holds.
             let encoded: Vec<(usize, Option<Vec<u8>>)> = tasks
-                .par_iter()
+                .iter()
                 .map(|task| {
                     let pos = layout.position(&task.coords);
                     let name = format!("{key:?} inner chunk {:?}", task.coords);
