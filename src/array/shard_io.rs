@@ -7,7 +7,7 @@
 //! shard even while a writer replaces it) and decoded in parallel, straight into the caller's
 //! buffer where they land whole. Writes take the shard's lock (shards are written in parallel,
 //! the inner chunks of one in turn, since nested parallel work under a lock can deadlock): a write covering a whole shard
-//! encodes its inner chunks in parallel and stores the shard once; any other reads the shard,
+//! encodes its inner chunks without reading and stores the shard once; any other reads the shard,
 //! re-encodes only the inner chunks it touches, keeps the others' bytes, and stores it once.
 //! Inner chunks holding only the fill value are not stored (all-ones index entry) and a shard
 //! left with none is erased.
