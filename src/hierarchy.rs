@@ -200,8 +200,9 @@ pub fn set_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()>
     let v3 = path::join(path, ZARR_JSON);
     store.check_writable(&v3)?;
     let text = metadata::check_attributes(json.as_bytes(), "attributes")?;
+    // Read under the lock, so a concurrent resize or attribute write is not undone.
+    let _lock = store.lock_chunk(&v3);
     if let Some(bytes) = store.get(&v3)? {
-        let _lock = store.lock_chunk(&v3);
         let mut doc = JsonDocument::parse(&bytes, &v3)?;
         doc.set_raw("attributes", text);
         return write_document(store, &v3, &doc);

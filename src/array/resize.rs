@@ -32,10 +32,9 @@ impl Array {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let old_shape = self.shape();
-        let Some(mut stored) = hierarchy::read_array_metadata(&self.store, &self.path)? else {
-            return Err(Error::NotFound(format!("{key:?} vanished")));
-        };
-        stored.document.set("shape", &new_shape.into());
+        let vanished = || Error::NotFound(format!("{key:?} vanished"));
+        let stored =
+            hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
         let chunks = &self.metadata.chunks;
         let grid = |shape: &[u64]| -> Vec<u64> {
             shape
@@ -59,7 +58,11 @@ impl Array {
                 .try_for_each(|coords| self.erase_chunk(&self.chunk_key(coords)))
         })?;
         {
+            // Read again under the lock, so attributes written meanwhile are kept.
             let _lock = self.store.lock_chunk(&stored.key);
+            let mut stored =
+                hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
+            stored.document.set("shape", &new_shape.into());
             hierarchy::write_document(&self.store, &stored.key, &stored.document)?;
         }
         *self

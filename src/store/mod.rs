@@ -133,22 +133,33 @@ impl StoreKind {
     }
 }
 
-/// Number of lock stripes guarding read-modify-write of chunks.
-const CHUNK_LOCK_STRIPES: usize = 256;
+/// Number of lock stripes guarding read-modify-write of chunks, shared by every store handle
+/// of the process.
+const CHUNK_LOCK_STRIPES: usize = 1024;
+
+/// The chunk lock stripes: one set for the whole process, so that handles opened separately on
+/// the same store (by different threads or libraries of one program) exclude each other too.
+static CHUNK_LOCKS: [Mutex<()>; CHUNK_LOCK_STRIPES] =
+    [const { Mutex::new(()) }; CHUNK_LOCK_STRIPES];
+
+/// Numbers the in-memory stores, which share no location with any other store.
+static MEMORY_STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Metadata documents by key, read at once from consolidated metadata.
 pub type MetadataDocuments = BTreeMap<String, Vec<u8>>;
 
-/// An open store: the backend, the mode it was opened with, the chunk locks that make
-/// partial-chunk writes through any array of this store safe against each other, and the
-/// consolidated metadata in use, if any.
+/// An open store: the backend, the mode it was opened with, what names its place for the
+/// process-wide chunk locks (which make partial-chunk writes through any handle of the same
+/// store safe against each other), and the consolidated metadata in use, if any.
 #[derive(Debug)]
 pub struct StoreHandle {
     backend: Box<dyn Store>,
     kind: StoreKind,
     mode: OpenMode,
     location: String,
-    chunk_locks: Vec<Mutex<()>>,
+    /// The store's identity for the chunk locks: the canonical path of a directory or zip
+    /// file, a number of its own for a memory store.
+    lock_scope: String,
     /// When set, every metadata key ([`path::is_metadata_key`]) is read from here instead of
     /// the backend; writes through this handle go to both.
     consolidated: RwLock<Option<MetadataDocuments>>,
@@ -170,12 +181,21 @@ impl StoreHandle {
                 StoreKind::Directory,
             )
         };
+        let lock_scope = match kind {
+            StoreKind::Memory => format!(
+                "memory:{}",
+                MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
+            _ => std::fs::canonicalize(location)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| location.to_string()),
+        };
         Ok(Arc::new(StoreHandle {
             backend,
             kind,
             mode,
             location: location.to_string(),
-            chunk_locks: (0..CHUNK_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            lock_scope,
             consolidated: RwLock::new(None),
         }))
     }
@@ -362,11 +382,12 @@ impl StoreHandle {
         }
     }
 
-    /// Locks the stripe that guards `key` for a read-modify-write cycle.
-    pub fn lock_chunk(&self, key: &str) -> MutexGuard<'_, ()> {
+    /// Locks the stripe that guards `key` of this store, in every handle of the process, for
+    /// a read-modify-write cycle. Callers hold one stripe at a time.
+    pub fn lock_chunk(&self, key: &str) -> MutexGuard<'static, ()> {
         use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
-        let stripe = &self.chunk_locks[(hash % CHUNK_LOCK_STRIPES as u64) as usize];
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one((&self.lock_scope, key));
+        let stripe = &CHUNK_LOCKS[(hash % CHUNK_LOCK_STRIPES as u64) as usize];
         // A poisoned stripe only means another writer panicked; the data it guards is the
         // store's, which stays consistent because every write replaces a key atomically.
         stripe
