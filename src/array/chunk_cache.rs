@@ -14,6 +14,7 @@
 //! before a write completed is never inserted after that write invalidated it.
 //! Read-modify-write cycles read the old chunk from the store, never from the cache.
 
+use super::chunk_io::ChunkName;
 use super::Array;
 use crate::error::{try_alloc_zeroed, Result};
 use lru::LruCache;
@@ -269,7 +270,7 @@ impl Array {
             self.with_stored_chunk(key, |raw| {
                 raw.map(|raw| {
                     let mut chunk = new_entry()?;
-                    self.decode_chunk(raw, &mut chunk, key)?;
+                    self.decode_chunk(raw, &mut chunk, &ChunkName::Key(key.into()))?;
                     Ok(chunk)
                 })
                 .transpose()

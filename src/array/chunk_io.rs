@@ -5,6 +5,7 @@
 use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::store::ValueReader;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
@@ -45,17 +46,62 @@ pub(super) fn with_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>
     result
 }
 
+/// Runs `f` with this thread's stored-bytes buffer resized to `len` bytes (contents
+/// unspecified); `name` says what is read, for the error when it cannot be allocated.
+pub(super) fn with_stored_buffer<T>(
+    len: usize,
+    name: &str,
+    f: impl FnOnce(&mut [u8]) -> Result<T>,
+) -> Result<T> {
+    let mut buf = STORED.with(Cell::take);
+    buf.clear();
+    buf.try_reserve_exact(len)
+        .map_err(|_| Error::TooLarge(format!("cannot allocate {len} bytes for {name}")))?;
+    buf.resize(len, 0);
+    let result = f(&mut buf);
+    if buf.capacity() <= KEEP_BUFFER_BYTES {
+        STORED.with(|s| s.set(buf));
+    }
+    result
+}
+
+/// What messages call a chunk: `chunk "key"`, or in a sharded array
+/// `shard "key" inner chunk [i, j]`. Formatted only when a message needs it.
+pub(super) enum ChunkName<'a> {
+    /// The chunk stored under this key.
+    Key(Cow<'a, str>),
+    /// The innermost chunk at these grid coordinates, in the shard under this key.
+    Inner(String, &'a [u64]),
+}
+
+impl std::fmt::Display for ChunkName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkName::Key(key) => write!(f, "chunk {key:?}"),
+            ChunkName::Inner(shard, coords) => write!(f, "shard {shard:?} inner chunk {coords:?}"),
+        }
+    }
+}
+
 impl Array {
+    /// What messages call the chunk at `coords` of the chunk grid the engine works in.
+    pub(super) fn chunk_name<'a>(&self, coords: &'a [u64]) -> ChunkName<'a> {
+        match &self.sharding {
+            Some(s) => ChunkName::Inner(self.chunk_key(&s.shard_of(coords)), coords),
+            None => ChunkName::Key(Cow::Owned(self.chunk_key(coords))),
+        }
+    }
+
     /// Decodes stored chunk bytes into `out`, which has exactly one chunk's size.
-    pub(super) fn decode_chunk(&self, raw: &[u8], out: &mut [u8], key: &str) -> Result<()> {
+    pub(super) fn decode_chunk(&self, raw: &[u8], out: &mut [u8], name: &ChunkName) -> Result<()> {
         if self.pipeline.is_identity() {
-            self.check_uncompressed(raw, key)?;
+            self.check_uncompressed(raw, name)?;
             out.copy_from_slice(raw);
             return Ok(());
         }
         self.pipeline
             .decode_into(raw, out)
-            .map_err(|e| e.context(format!("chunk {key:?}")))
+            .map_err(|e| e.context(name.to_string()))
     }
 
     /// Runs `f` on the stored bytes of the chunk under `key` (`None` if it was never written),
@@ -81,15 +127,15 @@ impl Array {
     pub(super) fn with_decoded_chunk<T>(
         &self,
         raw: &[u8],
-        key: &str,
+        name: &ChunkName,
         f: impl FnOnce(&[u8]) -> Result<T>,
     ) -> Result<T> {
         if self.pipeline.is_identity() {
-            self.check_uncompressed(raw, key)?;
+            self.check_uncompressed(raw, name)?;
             return f(raw);
         }
         with_scratch(self.chunk_nbytes, |chunk| {
-            self.decode_chunk(raw, chunk, key)?;
+            self.decode_chunk(raw, chunk, name)?;
             f(chunk)
         })
     }
@@ -106,7 +152,9 @@ impl Array {
         }
         self.with_stored_chunk(key, |raw| match raw {
             None => f(None),
-            Some(raw) => self.with_decoded_chunk(raw, key, |chunk| f(Some(chunk))),
+            Some(raw) => {
+                self.with_decoded_chunk(raw, &ChunkName::Key(key.into()), |chunk| f(Some(chunk)))
+            }
         })
     }
 
@@ -132,7 +180,9 @@ impl Array {
     pub(super) fn open_uncompressed(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
         let value = self.store.open_value(key)?;
         match value {
-            Some(v) if v.len() != self.chunk_nbytes as u64 => Err(self.wrong_size(key, v.len())),
+            Some(v) if v.len() != self.chunk_nbytes as u64 => {
+                Err(self.wrong_size(&ChunkName::Key(key.into()), v.len()))
+            }
             other => Ok(other),
         }
     }
@@ -141,7 +191,7 @@ impl Array {
     /// when the chunk was never written.
     pub(super) fn load_chunk(&self, key: &str, out: &mut [u8]) -> Result<()> {
         self.with_stored_chunk(key, |raw| match raw {
-            Some(raw) => self.decode_chunk(raw, out, key),
+            Some(raw) => self.decode_chunk(raw, out, &ChunkName::Key(key.into())),
             None => {
                 self.fill_chunk(out);
                 Ok(())
@@ -149,16 +199,16 @@ impl Array {
         })
     }
 
-    fn check_uncompressed(&self, raw: &[u8], key: &str) -> Result<()> {
+    fn check_uncompressed(&self, raw: &[u8], name: &ChunkName) -> Result<()> {
         if raw.len() != self.chunk_nbytes {
-            return Err(self.wrong_size(key, raw.len() as u64));
+            return Err(self.wrong_size(name, raw.len() as u64));
         }
         Ok(())
     }
 
-    fn wrong_size(&self, key: &str, len: u64) -> Error {
+    fn wrong_size(&self, name: &ChunkName, len: u64) -> Error {
         Error::CorruptChunk(format!(
-            "chunk {key:?} has {len} bytes but an uncompressed chunk has {}",
+            "{name} has {len} bytes but an uncompressed chunk has {}",
             self.chunk_nbytes
         ))
     }
@@ -170,10 +220,10 @@ impl Array {
 
     /// Decodes stored chunk bytes whose decoded size is not known in advance (object arrays,
     /// up to their object codec), at most [`MAX_OBJECT_CHUNK_BYTES`].
-    pub(super) fn decode_unsized(&self, raw: &[u8], key: &str) -> Result<Vec<u8>> {
+    pub(super) fn decode_unsized(&self, raw: &[u8], name: &ChunkName) -> Result<Vec<u8>> {
         self.pipeline
             .decode_to_vec(raw, MAX_OBJECT_CHUNK_BYTES)
-            .map_err(|e| e.context(format!("chunk {key:?}")))
+            .map_err(|e| e.context(name.to_string()))
     }
 
     /// Encodes a decoded chunk and stores it under `key`; a chunk holding only the fill value
@@ -189,22 +239,52 @@ impl Array {
     /// buffer and stores the result under `key`; with no codec the bytes are stored as they are.
     /// Invalidates the key in the chunk cache, whether or not the store succeeded.
     pub(super) fn encode_and_store(&self, key: &str, bytes: &[u8]) -> Result<()> {
-        let result = if self.pipeline.is_identity() {
-            self.store.set(key, bytes)
-        } else {
-            let mut encoded = STORED.with(Cell::take);
-            let result = self
-                .pipeline
-                .encode_into(bytes, &mut encoded)
-                .map_err(|e| e.context(format!("chunk {key:?}")))
-                .and_then(|()| self.store.set(key, &encoded));
-            if encoded.capacity() <= KEEP_BUFFER_BYTES {
-                STORED.with(|s| s.set(encoded));
+        if self.pipeline.is_identity() {
+            return self.store_encoded(key, bytes);
+        }
+        let mut encoded = STORED.with(Cell::take);
+        let result = match self.pipeline.encode_into(bytes, &mut encoded) {
+            Ok(()) => self.store_encoded(key, &encoded),
+            Err(e) => {
+                self.chunk_cache.invalidate(key);
+                Err(e.context(format!("chunk {key:?}")))
             }
-            result
         };
+        if encoded.capacity() <= KEEP_BUFFER_BYTES {
+            STORED.with(|s| s.set(encoded));
+        }
+        result
+    }
+
+    /// Stores a chunk's encoded bytes under `key` and invalidates the key in the chunk cache,
+    /// whether or not the store succeeded.
+    pub(super) fn store_encoded(&self, key: &str, bytes: &[u8]) -> Result<()> {
+        let result = self.store.set(key, bytes);
         self.chunk_cache.invalidate(key);
         result
+    }
+
+    /// Encodes a decoded chunk (or an object codec's encoding of one) through the pipeline;
+    /// `name` names the chunk in errors.
+    pub(super) fn encode_chunk(&self, chunk: &[u8], name: &ChunkName) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.pipeline
+            .encode_into(chunk, &mut out)
+            .map_err(|e| e.context(name.to_string()))?;
+        Ok(out)
+    }
+
+    /// The stored bytes of a decoded chunk; `None` when it holds only the fill value and
+    /// the array does not write empty chunks.
+    pub(super) fn encode_unless_fill(
+        &self,
+        chunk: &[u8],
+        name: &ChunkName,
+    ) -> Result<Option<Vec<u8>>> {
+        if !self.write_empty_chunks() && self.is_fill_only(chunk) {
+            return Ok(None);
+        }
+        self.encode_chunk(chunk, name).map(Some)
     }
 
     /// Erases the chunk under `key` (it then reads as the fill value) and invalidates it in

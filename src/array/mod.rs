@@ -177,7 +177,7 @@ impl Array {
         }
         let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &metadata.chunks)?;
         let chunk_shape = match &sharding {
-            Some(s) => s.inner.clone(),
+            Some(s) => s.chunk_shape().to_vec(),
             None => metadata.chunks.clone(),
         };
         let item_size = metadata.dtype.size;

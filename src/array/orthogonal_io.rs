@@ -4,6 +4,7 @@
 
 use super::buffer::BufferLayout;
 use super::chunk_io::with_scratch;
+use super::shard_io::plan_chunks;
 use super::Array;
 use crate::dtype::{select_fields, ByteSwap, DataTypeKind};
 use crate::error::{Error, Result};
@@ -255,6 +256,52 @@ impl Array {
                     .try_for_each(|i| work(&plan.chunk(i)))
             }),
         }
+    }
+
+    /// Runs `f` on each task of `plan` with its chunk's stored bytes (`None`: never written),
+    /// tasks in parallel; a sharded array's shards are each opened once.
+    pub(super) fn for_each_stored_chunk(
+        &self,
+        plan: &OrthogonalPlan,
+        f: impl Fn(&ChunkTask, Option<&[u8]>) -> Result<()> + Sync,
+    ) -> Result<()> {
+        if self.sharding.is_some() {
+            return self
+                .read_stored_chunks(plan_chunks(plan), &|i, raw| f(&plan.chunk(i as u64), raw));
+        }
+        self.for_each_task(plan, |task| {
+            self.with_stored_chunk(&self.chunk_key(&task.coords), |raw| f(task, raw))
+        })
+    }
+
+    /// Replaces the stored bytes of each task's chunk with what `f` makes of the old ones
+    /// (`None`: the chunk is not stored), each under its chunk's or shard's lock; `covers(task)`
+    /// says `f` does not need the old bytes.
+    pub(super) fn update_each_stored_chunk(
+        &self,
+        plan: &OrthogonalPlan,
+        covers: impl Fn(&ChunkTask) -> bool + Sync,
+        f: impl Fn(&ChunkTask, Option<&[u8]>) -> Result<Option<Vec<u8>>> + Sync,
+    ) -> Result<()> {
+        if self.sharding.is_some() {
+            return self.update_stored_chunks(
+                plan_chunks(plan),
+                &|i| covers(&plan.chunk(i as u64)),
+                &|i, old| f(&plan.chunk(i as u64), old),
+            );
+        }
+        self.for_each_task(plan, |task| {
+            let key = self.chunk_key(&task.coords);
+            let _lock = self.store.lock_chunk(&key);
+            let old = match covers(task) {
+                true => None,
+                false => self.store.get(&key)?,
+            };
+            match f(task, old.as_deref())? {
+                Some(bytes) => self.store_encoded(&key, &bytes),
+                None => self.erase_chunk(&key),
+            }
+        })
     }
 
     /// Per-dimension byte offsets of a task's elements: `(chunk, buffer)` when `chunk_first`,

@@ -13,9 +13,26 @@ impl Array {
     /// Reads the elements at `npoints` points given by `coords` (`ndim` indices per point)
     /// into `out`, one element per point in the order given.
     pub fn read_points(&self, npoints: usize, coords: &[u64], out: &mut [u8]) -> Result<()> {
-        self.require_unsharded("point selections")?;
         let plan = self.point_plan(npoints, coords, out.len())?;
         let out = SharedBuffer::new(out);
+        if self.sharding.is_some() {
+            let chunks = (0..plan.chunk_count())
+                .map(|i| (i, plan.group(i).coords.to_vec()))
+                .collect();
+            return self.read_stored_chunks(chunks, &|i, raw| {
+                let group = plan.group(i);
+                let pairs = [self.point_offsets(&group, true)];
+                let Some(raw) = raw else {
+                    // SAFETY: every point owns its own element of `out`.
+                    return unsafe { fill_elements(out, &pairs, &self.fill_native) };
+                };
+                let name = self.chunk_name(group.coords);
+                self.with_decoded_chunk(raw, &name, |chunk| {
+                    // SAFETY: as above.
+                    unsafe { copy_elements(chunk, out, &pairs, &self.element) }
+                })
+            });
+        }
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
             let pairs = [self.point_offsets(group, true)];
@@ -32,8 +49,28 @@ impl Array {
     /// Where a point repeats, the last one wins.
     pub fn write_points(&self, npoints: usize, coords: &[u64], data: &[u8]) -> Result<()> {
         self.store.check_writable(&self.path)?;
-        self.require_unsharded("point selections")?;
         let plan = self.point_plan(npoints, coords, data.len())?;
+        if self.sharding.is_some() {
+            let chunks = (0..plan.chunk_count())
+                .map(|i| (i, plan.group(i).coords.to_vec()))
+                .collect();
+            return self.update_stored_chunks(chunks, &|_| false, &|i, old| {
+                let group = plan.group(i);
+                let pairs = self.point_offsets(&group, false);
+                let name = self.chunk_name(group.coords);
+                with_scratch(self.chunk_nbytes, |chunk| {
+                    match old {
+                        Some(raw) => self.decode_chunk(raw, chunk, &name)?,
+                        None => self.fill_chunk(chunk),
+                    }
+                    // SAFETY: `chunk` is this thread's own scratch buffer.
+                    unsafe {
+                        copy_elements(data, SharedBuffer::new(chunk), &[pairs], &self.element)?
+                    };
+                    self.encode_unless_fill(chunk, &name)
+                })
+            });
+        }
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
             let pairs = self.point_offsets(group, false);

@@ -1,117 +1,276 @@
-//! Sharded arrays (`sharding_indexed`): the engine works in inner chunks; a shard is the group
-//! of inner chunks stored in one value, behind an index of `(offset, length)` pairs.
+//! Sharded arrays (`sharding_indexed`): the engine works in the innermost chunks; a shard is
+//! the group of chunks stored in one value, behind an index of `(offset, length)` pairs. Shards
+//! may nest (an inner chunk is itself a shard), may have their dimensions transposed before
+//! sharding (the index then lists inner chunks in the transposed order) and may be encoded as a
+//! whole after sharding (bytes→bytes codecs: such a shard is read and decoded whole).
 //!
-//! Reads group the touched inner chunks by shard: each shard is opened once, its index read
-//! and checked with one ranged read, and only the inner chunks the selection needs are read
-//! (ranged reads of the same open value, so index and chunks come from one version of the
-//! shard even while a writer replaces it) and decoded in parallel, straight into the caller's
-//! buffer where they land whole. Writes take the shard's lock (shards are written in parallel,
-//! the inner chunks of one in turn, since nested parallel work under a lock can deadlock): a write covering a whole shard
-//! encodes its inner chunks without reading and stores the shard once; any other reads the shard,
-//! re-encodes only the inner chunks it touches, keeps the others' bytes, and stores it once.
-//! Inner chunks holding only the fill value are not stored (all-ones index entry) and a shard
-//! left with none is erased.
+//! Reads sort the touched chunks by shard and by their place in the shard's index: each shard is
+//! opened once, its index read and checked with one ranged read, and only the chunks (and nested
+//! shards' indexes) the selection needs are read, by ranged reads of the same open value, so
+//! index and chunks come from one version of the shard even while a writer replaces it. Shards
+//! and their chunks are decoded in parallel. Writes take the shard's lock (shards are written in
+//! parallel, the chunks of one in turn, since nested parallel work under a lock can deadlock):
+//! a write covering a whole shard encodes its chunks without reading; any other reads the shard,
+//! re-encodes only the chunks it touches, keeps the others' bytes, and stores it once. Chunks
+//! holding only the fill value are not stored (all-ones index entry), a nested shard left with
+//! none is not stored either, and a shard left with none is erased.
 
 use super::buffer::BufferLayout;
-use super::chunk_io::with_scratch;
+use super::chunk_io::{with_scratch, with_stored_buffer};
 use super::Array;
-use crate::codec::{ChunkCodecs, ShardIndexCodecs};
+use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::selection::{ChunkTask, OrthogonalPlan};
-use crate::store::ValueReader;
+use crate::selection::OrthogonalPlan;
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::Mutex;
 
-/// The most inner chunks one shard may hold (its index is 16 bytes each).
+/// The most sub-chunks one shard may hold (its index is 16 bytes each).
 const MAX_INNER_CHUNKS: u64 = 1 << 28;
+
+/// The most bytes a shard encoded as a whole (bytes→bytes codecs after sharding) may decode to.
+const MAX_DECODED_SHARD_BYTES: usize = 1 << 34;
 
 /// An index entry of an inner chunk never written.
 const EMPTY: u64 = u64::MAX;
 
-/// How a sharded array's shards hold their inner chunks.
+/// A chunk a call touches: the caller's id for it and its innermost-chunk grid coordinates.
+pub(super) type ChunkRef = (usize, Vec<u64>);
+
+/// What a read does with a chunk: `(id, stored bytes or None when never written)`.
+type ReadChunk<'a> = &'a (dyn Fn(usize, Option<&[u8]>) -> Result<()> + Sync);
+
+/// What a write makes of a chunk: `(id, old stored bytes)` to the new ones (`None`: not stored).
+type UpdateChunk<'a> = &'a (dyn Fn(usize, Option<&[u8]>) -> Result<Option<Vec<u8>>> + Sync);
+
+/// One level of sharding: how a shard of this level holds its sub-chunks.
 #[derive(Debug)]
-pub(super) struct ShardLayout {
-    /// The inner chunk shape.
-    pub inner: Vec<u64>,
-    /// Inner chunks per shard along each dimension.
-    pub per_shard: Vec<u64>,
-    /// Inner chunks per shard.
+struct ShardLevel {
+    /// The sub-chunk shape, in array dimensions.
+    sub_chunk: Vec<u64>,
+    /// Innermost chunks per sub-chunk along each dimension.
+    innermost_per_sub: Vec<u64>,
+    /// Sub-chunks per shard along each dimension.
+    per_shard: Vec<u64>,
+    /// The array dimension of each index dimension, slowest first.
+    order: Vec<usize>,
+    /// Sub-chunks per shard.
     count: usize,
     index: ShardIndexCodecs,
     at_start: bool,
+    /// Bytes→bytes codecs of the whole shard (identity when there are none).
+    whole: CodecPipeline,
 }
 
-/// A shard's index: `(offset, length)` of each inner chunk in C order, `None` where empty.
+/// How a sharded array's shards hold its chunks: the outermost level first.
+#[derive(Debug)]
+pub(super) struct ShardLayout {
+    levels: Vec<ShardLevel>,
+    /// Innermost chunks per (outermost) shard along each dimension.
+    pub per_shard: Vec<u64>,
+    /// Innermost chunks per shard.
+    chunks_per_shard: u64,
+}
+
+/// A shard's index: `(offset, length)` of each sub-chunk in index order, `None` where empty.
 type ShardIndex = Vec<Option<(u64, u64)>>;
 
-/// A shard opened for reading inner chunks.
-struct OpenShard<'a> {
-    reader: Mutex<Box<dyn ValueReader + 'a>>,
-    index: ShardIndex,
+/// Reads a stored value's bytes at an offset into a buffer it fills exactly.
+type ReadAt<'a> = &'a (dyn Fn(u64, &mut [u8]) -> Result<()> + Sync);
+
+/// Where a shard's bytes are: a range of a stored value read on demand, or in memory.
+#[derive(Clone, Copy)]
+enum Region<'a> {
+    Stored {
+        read_at: ReadAt<'a>,
+        base: u64,
+        len: u64,
+    },
+    Memory(&'a [u8]),
+}
+
+impl Region<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Region::Stored { len, .. } => *len,
+            Region::Memory(bytes) => bytes.len() as u64,
+        }
+    }
+
+    /// The region's `n` bytes at `offset` (within it: indexes are checked).
+    fn sub(&self, offset: u64, n: u64) -> Self {
+        match *self {
+            Region::Stored { read_at, base, .. } => Region::Stored {
+                read_at,
+                base: base + offset,
+                len: n,
+            },
+            Region::Memory(bytes) => Region::Memory(&bytes[offset as usize..(offset + n) as usize]),
+        }
+    }
+
+    /// Runs `f` on the region's `n` bytes at `offset`, read into this thread's buffer when stored.
+    fn with_bytes<T>(
+        &self,
+        offset: u64,
+        n: u64,
+        name: &str,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
+        match *self {
+            Region::Memory(bytes) => f(&bytes[offset as usize..(offset + n) as usize]),
+            Region::Stored { read_at, base, .. } => {
+                let len = usize::try_from(n)
+                    .map_err(|_| Error::TooLarge(format!("{name}: {n} bytes")))?;
+                with_stored_buffer(len, name, |buf| {
+                    read_at(base + offset, buf).map_err(|e| e.context(name))?;
+                    f(buf)
+                })
+            }
+        }
+    }
 }
 
 impl ShardLayout {
     /// Splits an array's codecs into those of the chunks the engine works in and, for a
     /// sharded array, the layout of its shards (whose shape is `grid_chunks`).
     pub fn split(
-        codecs: ChunkCodecs,
+        mut codecs: ChunkCodecs,
         grid_chunks: &[u64],
     ) -> Result<(ChunkCodecs, Option<ShardLayout>)> {
-        let Some(sharding) = codecs.sharding else {
-            return Ok((codecs, None));
-        };
-        if !codecs.pipeline.is_identity() {
-            return Err(Error::Unsupported(
-                "bytes→bytes codecs after sharding_indexed".into(),
-            ));
+        let mut levels = Vec::new();
+        let mut shard_shape = grid_chunks.to_vec();
+        while let Some(sharding) = codecs.sharding.take() {
+            let sharding = *sharding;
+            let per_shard: Vec<u64> = shard_shape
+                .iter()
+                .zip(&sharding.chunk_shape)
+                .map(|(&s, &c)| s / c)
+                .collect();
+            let count = product(&per_shard)
+                .filter(|&n| n <= MAX_INNER_CHUNKS)
+                .ok_or_else(|| {
+                    Error::Unsupported(format!(
+                    "shards of {per_shard:?} inner chunks (at most {MAX_INNER_CHUNKS} per shard)"
+                ))
+                })?;
+            levels.push(ShardLevel {
+                sub_chunk: sharding.chunk_shape.clone(),
+                innermost_per_sub: Vec::new(),
+                per_shard,
+                order: sharding.order,
+                count: count as usize,
+                index: sharding.index,
+                at_start: sharding.index_at_start,
+                whole: std::mem::take(&mut codecs.pipeline),
+            });
+            shard_shape = sharding.chunk_shape;
+            codecs = sharding.inner;
         }
-        if sharding.inner.sharding.is_some() {
-            return Err(Error::Unsupported(
-                "nested sharding_indexed (not yet supported by libzarr)".into(),
-            ));
+        if levels.is_empty() {
+            return Ok((codecs, None));
+        }
+        for level in &mut levels {
+            level.innermost_per_sub = level
+                .sub_chunk
+                .iter()
+                .zip(&shard_shape)
+                .map(|(&s, &c)| s / c)
+                .collect();
         }
         let per_shard: Vec<u64> = grid_chunks
             .iter()
-            .zip(&sharding.chunk_shape)
+            .zip(&shard_shape)
             .map(|(&s, &c)| s / c)
             .collect();
-        let count = per_shard
-            .iter()
-            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-            .filter(|&n| n <= MAX_INNER_CHUNKS)
-            .ok_or_else(|| {
-                Error::Unsupported(format!(
-                    "shards of {per_shard:?} inner chunks (at most {MAX_INNER_CHUNKS} per shard)"
-                ))
-            })?;
-        let layout = ShardLayout {
-            inner: sharding.chunk_shape,
-            per_shard,
-            count: count as usize,
-            index: sharding.index,
-            at_start: sharding.index_at_start,
-        };
-        Ok((sharding.inner, Some(layout)))
+        let chunks_per_shard = product(&per_shard)
+            .ok_or_else(|| Error::Unsupported(format!("shards of {per_shard:?} chunks")))?;
+        Ok((
+            codecs,
+            Some(ShardLayout {
+                levels,
+                per_shard,
+                chunks_per_shard,
+            }),
+        ))
     }
 
+    /// The shape of the innermost chunks, those the engine works in.
+    pub fn chunk_shape(&self) -> &[u64] {
+        &self.levels.last().expect("at least one level").sub_chunk
+    }
+
+    /// The outermost shard holding the innermost chunk at `coords`.
+    pub fn shard_of(&self, coords: &[u64]) -> Vec<u64> {
+        coords
+            .iter()
+            .zip(&self.per_shard)
+            .map(|(&c, &n)| c / n)
+            .collect()
+    }
+
+    /// The place in the index of a shard of `level` of the sub-chunk holding the innermost
+    /// chunk at `coords`.
+    fn position(&self, level: usize, coords: &[u64]) -> usize {
+        let l = &self.levels[level];
+        l.order.iter().fold(0u64, |acc, &d| {
+            let n = l.per_shard[d];
+            acc * n + (coords[d] / l.innermost_per_sub[d]) % n
+        }) as usize
+    }
+
+    /// The places of the innermost chunk at `coords` in the indexes of every level.
+    fn path(&self, coords: &[u64]) -> Vec<usize> {
+        (0..self.levels.len())
+            .map(|k| self.position(k, coords))
+            .collect()
+    }
+
+    /// Sorts chunks by outermost shard and by their places in its indexes, and splits them
+    /// into one run per shard.
+    fn by_shard(&self, mut chunks: Vec<ChunkRef>) -> Vec<(Vec<u64>, Vec<ChunkRef>)> {
+        chunks.sort_by_cached_key(|(_, c)| (self.shard_of(c), self.path(c)));
+        let mut shards: Vec<(Vec<u64>, Vec<ChunkRef>)> = Vec::new();
+        for chunk in chunks {
+            let shard = self.shard_of(&chunk.1);
+            match shards.last_mut() {
+                Some((s, run)) if *s == shard => run.push(chunk),
+                _ => shards.push((shard, vec![chunk])),
+            }
+        }
+        shards
+    }
+}
+
+fn product(dims: &[u64]) -> Option<u64> {
+    dims.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n))
+}
+
+impl ShardLevel {
     fn index_len(&self) -> usize {
         self.count * 16 + if self.index.checksum { 4 } else { 0 }
     }
 
-    /// The position of the inner chunk at inner-grid position `coords` in its shard's index.
-    fn position(&self, coords: &[u64]) -> usize {
-        coords
-            .iter()
-            .zip(&self.per_shard)
-            .fold(0u64, |acc, (&c, &n)| acc * n + c % n) as usize
+    /// Reads and checks the index of the shard in `region`.
+    fn read_index(&self, region: Region, name: &str) -> Result<ShardIndex> {
+        let (len, index_len) = (region.len(), self.index_len() as u64);
+        if len < index_len {
+            return Err(Error::CorruptChunk(format!(
+                "{name} has {len} bytes, less than its {index_len}-byte index"
+            )));
+        }
+        let at = if self.at_start { 0 } else { len - index_len };
+        region.with_bytes(at, index_len, name, |bytes| {
+            self.decode_index(bytes, len, name)
+        })
     }
 
-    /// Decodes and checks the index of the shard `key` of `len` bytes: its checksum, every
+    /// Decodes and checks the index of the shard `name` of `len` bytes: its checksum, every
     /// entry inside the shard and outside the index, no two entries overlapping.
-    fn decode_index(&self, bytes: &[u8], len: u64, key: &str) -> Result<ShardIndex> {
-        let corrupt = |why: String| Error::CorruptChunk(format!("shard {key:?}: {why}"));
+    fn decode_index(&self, bytes: &[u8], len: u64, name: &str) -> Result<ShardIndex> {
+        let corrupt = |why: String| Error::CorruptChunk(format!("{name}: {why}"));
         let body = &bytes[..self.count * 16];
         if self.index.checksum {
             let stored = u32::from_le_bytes(bytes[self.count * 16..].try_into().expect("4 bytes"));
@@ -164,8 +323,9 @@ impl ShardLayout {
         Ok(index)
     }
 
-    /// Assembles a shard from its inner chunks' encoded bytes (`None`: empty), in index order.
-    fn assemble(&self, chunks: &[Option<&[u8]>]) -> Vec<u8> {
+    /// Assembles a shard from its sub-chunks' encoded bytes (`None`: empty), in index order,
+    /// and encodes it with the codecs of the whole shard.
+    fn assemble(&self, chunks: &[Option<Cow<[u8]>>], name: &str) -> Result<Vec<u8>> {
         let data: usize = chunks.iter().flatten().map(|c| c.len()).sum();
         let mut out = Vec::with_capacity(data + self.index_len());
         let mut index = Vec::with_capacity(self.index_len());
@@ -191,58 +351,206 @@ impl ShardLayout {
             let crc = crc32c::crc32c(&index);
             index.extend(crc.to_le_bytes());
         }
-        if self.at_start {
+        let shard = if self.at_start {
             index.extend(out);
             index
         } else {
             out.extend(index);
             out
+        };
+        if self.whole.is_identity() {
+            return Ok(shard);
         }
+        let mut encoded = Vec::new();
+        self.whole
+            .encode_into(&shard, &mut encoded)
+            .map_err(|e| e.context(name))?;
+        Ok(encoded)
+    }
+
+    /// Decodes a shard encoded as a whole.
+    fn decode_whole(&self, raw: &[u8], name: &str) -> Result<Vec<u8>> {
+        self.whole
+            .decode_to_vec(raw, MAX_DECODED_SHARD_BYTES)
+            .map_err(|e| e.context(name))
     }
 }
 
 impl Array {
-    /// Fails with [`Error::Unsupported`] naming `what` for sharded arrays.
-    pub(super) fn require_unsharded(&self, what: &str) -> Result<()> {
-        match self.sharding {
-            Some(_) => Err(Error::Unsupported(format!(
-                "{what} of sharded arrays (array {:?}) are not supported yet",
-                self.path
-            ))),
-            None => Ok(()),
-        }
-    }
-
     fn shard_layout(&self) -> &ShardLayout {
         self.sharding.as_ref().expect("a sharded array")
     }
 
-    /// Opens the shard under `key` and reads its index; `None` when the shard was never written.
-    fn open_shard(&self, key: &str) -> Result<Option<OpenShard<'_>>> {
+    /// Runs `f(id, stored bytes)` for each of `chunks` (`None`: never written); shards and the
+    /// chunks of each in parallel, each shard opened once.
+    pub(super) fn read_stored_chunks(&self, chunks: Vec<ChunkRef>, f: ReadChunk) -> Result<()> {
         let layout = self.shard_layout();
-        let Some(mut reader) = self.store.open_value(key)? else {
-            return Ok(None);
+        let shards = layout.by_shard(chunks);
+        let read_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
+            let key = self.chunk_key(shard);
+            let name = format!("shard {key:?}");
+            let Some(mut reader) = self.store.open_value(&key)? else {
+                return for_each(chunks, |(id, _)| f(*id, None));
+            };
+            let len = reader.len();
+            let top = &layout.levels[0];
+            if top.whole.is_identity() {
+                let reader = Mutex::new(reader);
+                let read_at = |offset: u64, buf: &mut [u8]| {
+                    reader
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .read_exact_at(offset, buf)
+                };
+                let region = Region::Stored {
+                    read_at: &read_at,
+                    base: 0,
+                    len,
+                };
+                return self.read_level(0, region, &name, chunks, f);
+            }
+            let raw = with_stored_buffer(len as usize, &name, |buf| {
+                reader.read_exact_at(0, buf).map_err(|e| e.context(&name))?;
+                top.decode_whole(buf, &name)
+            })?;
+            self.read_level(0, Region::Memory(&raw), &name, chunks, f)
         };
-        let len = reader.len();
-        let index_len = layout.index_len() as u64;
-        if len < index_len {
-            return Err(Error::CorruptChunk(format!(
-                "shard {key:?} has {len} bytes, less than its {index_len}-byte index"
-            )));
-        }
-        let mut bytes = vec![0u8; index_len as usize];
-        let at = if layout.at_start { 0 } else { len - index_len };
-        reader
-            .read_exact_at(at, &mut bytes)
-            .map_err(|e| e.context(format!("shard {key:?}")))?;
-        let index = layout.decode_index(&bytes, len, key)?;
-        Ok(Some(OpenShard {
-            reader: Mutex::new(reader),
-            index,
-        }))
+        parallel::run(|| for_each(&shards, read_shard))
     }
 
-    /// Reads an orthogonal selection of a sharded array (see the module documentation).
+    /// Reads the chunks under the shard of `level` in `region`.
+    fn read_level(
+        &self,
+        level: usize,
+        region: Region,
+        name: &str,
+        chunks: &[ChunkRef],
+        f: ReadChunk,
+    ) -> Result<()> {
+        let layout = self.shard_layout();
+        let index = layout.levels[level].read_index(region, name)?;
+        let Some(next) = layout.levels.get(level + 1) else {
+            return for_each(chunks, |(id, coords)| {
+                match index[layout.position(level, coords)] {
+                    None => f(*id, None),
+                    Some((offset, n)) => {
+                        let name = self.chunk_name(coords).to_string();
+                        region.with_bytes(offset, n, &name, |raw| f(*id, Some(raw)))
+                    }
+                }
+            });
+        };
+        let runs: Vec<&[ChunkRef]> = chunks
+            .chunk_by(|a, b| layout.position(level, &a.1) == layout.position(level, &b.1))
+            .collect();
+        for_each(&runs, |run| {
+            let pos = layout.position(level, &run[0].1);
+            let Some((offset, n)) = index[pos] else {
+                return run.iter().try_for_each(|(id, _)| f(*id, None));
+            };
+            let name = format!("{name} inner shard {pos}");
+            if next.whole.is_identity() {
+                return self.read_level(level + 1, region.sub(offset, n), &name, run, f);
+            }
+            let decoded =
+                region.with_bytes(offset, n, &name, |raw| next.decode_whole(raw, &name))?;
+            self.read_level(level + 1, Region::Memory(&decoded), &name, run, f)
+        })
+    }
+
+    /// Rewrites the shards holding `chunks`: `f(id, old stored bytes)` gives each chunk's new
+    /// stored bytes (`None`: not stored), called in turn for the chunks of one shard under
+    /// its lock, shards in parallel. `covers(id)` says the old bytes are not needed, so a
+    /// shard whose every chunk is covered is not read.
+    pub(super) fn update_stored_chunks(
+        &self,
+        chunks: Vec<ChunkRef>,
+        covers: &(dyn Fn(usize) -> bool + Sync),
+        f: UpdateChunk,
+    ) -> Result<()> {
+        let layout = self.shard_layout();
+        let shards = layout.by_shard(chunks);
+        let write_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
+            let key = self.chunk_key(shard);
+            let name = format!("shard {key:?}");
+            let _lock = self.store.lock_chunk(&key);
+            let whole = chunks.len() as u64 == layout.chunks_per_shard
+                && chunks.iter().all(|(id, _)| covers(*id));
+            let old = match whole {
+                true => None,
+                false => self.store.get(&key)?,
+            };
+            let old = match &old {
+                Some(raw) if !layout.levels[0].whole.is_identity() => {
+                    Some(Cow::Owned(layout.levels[0].decode_whole(raw, &name)?))
+                }
+                other => other.as_deref().map(Cow::Borrowed),
+            };
+            match self.rebuild(0, old.as_deref(), &name, chunks, f)? {
+                Some(bytes) => self.store.set(&key, &bytes),
+                None => self.erase_chunk(&key),
+            }
+        };
+        parallel::run(|| for_each(&shards, write_shard))
+    }
+
+    /// The new encoded shard of `level` whose old decoded bytes are `old`, with `chunks`
+    /// replaced by what `f` makes of them; `None` when it holds no chunk.
+    fn rebuild(
+        &self,
+        level: usize,
+        old: Option<&[u8]>,
+        name: &str,
+        chunks: &[ChunkRef],
+        f: UpdateChunk,
+    ) -> Result<Option<Vec<u8>>> {
+        let layout = self.shard_layout();
+        let this = &layout.levels[level];
+        let mut entries: Vec<Option<Cow<[u8]>>> = match old {
+            Some(old) => this
+                .read_index(Region::Memory(old), name)?
+                .into_iter()
+                .map(|e| e.map(|(o, n)| Cow::Borrowed(&old[o as usize..(o + n) as usize])))
+                .collect(),
+            None => vec![None; this.count],
+        };
+        match layout.levels.get(level + 1) {
+            // Sequential while the shard's lock is held: waiting on nested parallel work could
+            // make this thread run another shard's write, which would wait for a lock this
+            // thread (or one waiting on it) holds.
+            None => {
+                for (id, coords) in chunks {
+                    let pos = layout.position(level, coords);
+                    entries[pos] = f(*id, entries[pos].as_deref())?.map(Cow::Owned);
+                }
+            }
+            Some(next) => {
+                for run in chunks
+                    .chunk_by(|a, b| layout.position(level, &a.1) == layout.position(level, &b.1))
+                {
+                    let pos = layout.position(level, &run[0].1);
+                    let name = format!("{name} inner shard {pos}");
+                    let old_sub = match entries[pos].as_deref() {
+                        Some(raw) if !next.whole.is_identity() => {
+                            Some(Cow::Owned(next.decode_whole(raw, &name)?))
+                        }
+                        other => other.map(Cow::Borrowed),
+                    };
+                    let new = self.rebuild(level + 1, old_sub.as_deref(), &name, run, f)?;
+                    entries[pos] = new.map(Cow::Owned);
+                }
+            }
+        }
+        if entries.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        this.assemble(&entries, name).map(Some)
+    }
+}
+
+impl Array {
+    /// Reads an orthogonal selection of a sharded array: each touched chunk decoded straight
+    /// into the caller's buffer where it lands whole, else through this thread's scratch.
     pub(super) fn read_sharded(
         &self,
         plan: &OrthogonalPlan,
@@ -251,81 +559,30 @@ impl Array {
         how: &ElementCopy,
         fill: &[u8],
     ) -> Result<()> {
-        let layout = self.shard_layout();
-        let groups = plan.groups(&layout.per_shard);
-        let read_shard = |g: u64| -> Result<()> {
-            let (coords, tasks) = groups.group(g);
-            let key = self.chunk_key(&coords);
-            let shard = self.open_shard(&key)?;
-            let read_inner = |&i: &u64| -> Result<()> {
-                let task = plan.chunk(i);
-                let dims = self.task_offsets(&task, buffer, true);
-                let entry = shard
-                    .as_ref()
-                    .and_then(|s| s.index[layout.position(&task.coords)]);
-                let (Some(shard), Some((offset, n))) = (&shard, entry) else {
-                    // SAFETY: the tasks of one selection write disjoint elements of a
-                    // non-overlapping layout.
-                    return unsafe { fill_elements(out, &dims, fill) };
-                };
-                let name = format!("{key:?} inner chunk {:?}", task.coords);
-                self.with_inner_bytes(shard, offset, n, &name, |raw| {
-                    if self.chunk_is_buffer_run(&task, buffer, how) {
-                        let start: usize = dims.iter().map(|d| d[0].1).sum();
-                        // SAFETY: as above; this range is exactly this chunk's elements.
-                        let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
-                        return self.decode_chunk(raw, target, &name);
-                    }
-                    self.with_decoded_chunk(raw, &name, |chunk| {
-                        // SAFETY: as above.
-                        unsafe { copy_elements(chunk, out, &dims, how) }
-                    })
-                })
+        self.read_stored_chunks(plan_chunks(plan), &|i, raw| {
+            let task = plan.chunk(i as u64);
+            let dims = self.task_offsets(&task, buffer, true);
+            let Some(raw) = raw else {
+                // SAFETY: the tasks of one selection write disjoint elements of a
+                // non-overlapping layout.
+                return unsafe { fill_elements(out, &dims, fill) };
             };
-            match tasks.len() {
-                1 => read_inner(&tasks[0]),
-                _ => tasks.par_iter().try_for_each(read_inner),
+            let name = self.chunk_name(&task.coords);
+            if self.chunk_is_buffer_run(&task, buffer, how) {
+                let start: usize = dims.iter().map(|d| d[0].1).sum();
+                // SAFETY: as above; this range is exactly this chunk's elements.
+                let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
+                return self.decode_chunk(raw, target, &name);
             }
-        };
-        match groups.len() {
-            0 => Ok(()),
-            1 => parallel::run(|| read_shard(0)),
-            n => parallel::run(|| (0..n).into_par_iter().try_for_each(read_shard)),
-        }
+            self.with_decoded_chunk(raw, &name, |chunk| {
+                // SAFETY: as above.
+                unsafe { copy_elements(chunk, out, &dims, how) }
+            })
+        })
     }
 
-    /// Runs `f` on the `n` bytes at `offset` of an open shard, read into a buffer of its own.
-    fn with_inner_bytes<T>(
-        &self,
-        shard: &OpenShard,
-        offset: u64,
-        n: u64,
-        name: &str,
-        f: impl FnOnce(&[u8]) -> Result<T>,
-    ) -> Result<T> {
-        let len = usize::try_from(n)
-            .ok()
-            .filter(|&len| len <= self.chunk_nbytes.saturating_mul(8).saturating_add(1 << 20))
-            .ok_or_else(|| {
-                Error::CorruptChunk(format!(
-                    "{name} claims {n} bytes, far more than a chunk of {} bytes can encode to",
-                    self.chunk_nbytes
-                ))
-            })?;
-        let mut raw = Vec::new();
-        raw.try_reserve_exact(len)
-            .map_err(|_| Error::TooLarge(format!("cannot allocate {len} bytes for {name}")))?;
-        raw.resize(len, 0);
-        shard
-            .reader
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .read_exact_at(offset, &mut raw)
-            .map_err(|e| e.context(name))?;
-        f(&raw)
-    }
-
-    /// Writes an orthogonal selection of a sharded array (see the module documentation).
+    /// Writes an orthogonal selection of a sharded array: each touched chunk is patched (or,
+    /// when the selection covers it, assembled from the caller's data) and re-encoded.
     pub(super) fn write_sharded(
         &self,
         plan: &OrthogonalPlan,
@@ -333,88 +590,43 @@ impl Array {
         data: &[u8],
         how: &ElementCopy,
     ) -> Result<()> {
-        let layout = self.shard_layout();
-        let groups = plan.groups(&layout.per_shard);
-        let write_shard = |g: u64| -> Result<()> {
-            let (coords, task_ids) = groups.group(g);
-            let key = self.chunk_key(&coords);
-            let _lock = self.store.lock_chunk(&key);
-            let tasks: Vec<ChunkTask> = task_ids.iter().map(|&i| plan.chunk(i)).collect();
-            let whole = tasks.len() == layout.count
-                && how.ranges.is_empty()
-                && tasks.iter().all(ChunkTask::covers_chunk_in_array);
-            let old = match whole {
-                true => None,
-                false => self.read_shard(&key)?,
-            };
-            let old_chunk = |pos: usize| -> Option<&[u8]> {
-                let (bytes, index) = old.as_ref()?;
-                let (offset, n) = index[pos]?;
-                Some(&bytes[offset as usize..(offset + n) as usize])
-            };
-            // Sequential while the shard's lock is held: waiting on nested parallel work could
-            // make this thread run another shard's write, which would wait for a lock this
-            // thread (or one waiting on it) holds.
-            let encoded: Vec<(usize, Option<Vec<u8>>)> = tasks
-                .iter()
-                .map(|task| {
-                    let pos = layout.position(&task.coords);
-                    let name = format!("{key:?} inner chunk {:?}", task.coords);
-                    let dims = self.task_offsets(task, buffer, false);
-                    let chunk = with_scratch(self.chunk_nbytes, |chunk| {
-                        if !how.ranges.is_empty() || !task.covers_chunk_in_array() {
-                            match old_chunk(pos) {
-                                Some(raw) => self.decode_chunk(raw, chunk, &name)?,
-                                None => self.fill_chunk(chunk),
-                            }
-                        } else if !task.is_whole_chunk() {
-                            self.fill_chunk(chunk);
-                        }
-                        // SAFETY: `chunk` is this thread's own scratch buffer.
-                        unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
-                        if !self.write_empty_chunks() && self.is_fill_only(chunk) {
-                            return Ok(None);
-                        }
-                        let mut out = Vec::new();
-                        self.pipeline
-                            .encode_into(chunk, &mut out)
-                            .map_err(|e| e.context(&name))?;
-                        Ok(Some(out))
-                    })?;
-                    Ok((pos, chunk))
-                })
-                .collect::<Result<_>>()?;
-            let mut chunks: Vec<Option<&[u8]>> = (0..layout.count).map(old_chunk).collect();
-            for (pos, chunk) in &encoded {
-                chunks[*pos] = chunk.as_deref();
-            }
-            if chunks.iter().all(Option::is_none) {
-                return self.erase_chunk(&key);
-            }
-            self.store.set(&key, &layout.assemble(&chunks))
-        };
-        match groups.len() {
-            0 => Ok(()),
-            1 => parallel::run(|| write_shard(0)),
-            n => parallel::run(|| (0..n).into_par_iter().try_for_each(write_shard)),
-        }
+        // Writing some fields of a record keeps the others: the old chunk is always needed.
+        let covers =
+            |i: usize| how.ranges.is_empty() && plan.chunk(i as u64).covers_chunk_in_array();
+        self.update_stored_chunks(plan_chunks(plan), &covers, &|i, old| {
+            let task = plan.chunk(i as u64);
+            let name = self.chunk_name(&task.coords);
+            let dims = self.task_offsets(&task, buffer, false);
+            with_scratch(self.chunk_nbytes, |chunk| {
+                if !covers(i) {
+                    match old {
+                        Some(raw) => self.decode_chunk(raw, chunk, &name)?,
+                        None => self.fill_chunk(chunk),
+                    }
+                } else if !task.is_whole_chunk() {
+                    self.fill_chunk(chunk);
+                }
+                // SAFETY: `chunk` is this thread's own scratch buffer.
+                unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
+                self.encode_unless_fill(chunk, &name)
+            })
+        })
     }
+}
 
-    /// The whole shard under `key` and its index; `None` when it was never written.
-    fn read_shard(&self, key: &str) -> Result<Option<(Vec<u8>, ShardIndex)>> {
-        let layout = self.shard_layout();
-        let Some(bytes) = self.store.get(key)? else {
-            return Ok(None);
-        };
-        let (len, index_len) = (bytes.len(), layout.index_len());
-        if len < index_len {
-            return Err(Error::CorruptChunk(format!(
-                "shard {key:?} has {len} bytes, less than its {index_len}-byte index"
-            )));
-        }
-        let at = if layout.at_start { 0 } else { len - index_len };
-        let index = layout.decode_index(&bytes[at..at + index_len], len as u64, key)?;
-        Ok(Some((bytes, index)))
+/// The chunks of a plan's tasks, each with its task's index as id.
+pub(super) fn plan_chunks(plan: &OrthogonalPlan) -> Vec<ChunkRef> {
+    (0..plan.chunk_count())
+        .map(|i| (i as usize, plan.chunk(i).coords))
+        .collect()
+}
+
+/// Runs `f` on each item, in parallel when there are several.
+fn for_each<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<()> + Sync + Send) -> Result<()> {
+    match items {
+        [] => Ok(()),
+        [one] => f(one),
+        _ => items.par_iter().try_for_each(f),
     }
 }
 
@@ -488,6 +700,97 @@ mod tests {
         }
     }
 
+    /// A 10×9 int32 array in 4×6 shards with `codecs`, checked against a model through box
+    /// writes, point writes, and box and point reads.
+    fn check_against_model(codecs: &str) {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let doc = format!(
+            r#"{{"zarr_format": 3, "shape": [10, 9], "data_type": "int32",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [4, 6]}}}},
+                "fill_value": -1, "codecs": {codecs}}}"#
+        );
+        let a = Array::create(store.clone(), "a", &doc).unwrap();
+        let mut model = vec![-1i32; 90];
+        let as_bytes = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_ne_bytes()).collect() };
+        let read_all = |a: &Array| -> Vec<i32> {
+            let mut out = vec![0u8; 360];
+            a.read_region(&[0, 0], &[10, 9], &mut out).unwrap();
+            out.chunks(4)
+                .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
+                .collect()
+        };
+        for (start, count, base) in [
+            ([1, 2], [5, 5], 100),
+            ([0, 0], [10, 9], 0),
+            ([3, 3], [2, 4], 500),
+        ] {
+            let values: Vec<i32> = (0..count[0] * count[1]).map(|v| v as i32 + base).collect();
+            a.write_region(&start, &count, &as_bytes(&values)).unwrap();
+            for r in 0..count[0] {
+                for c in 0..count[1] {
+                    model[((start[0] + r) * 9 + start[1] + c) as usize] =
+                        values[(r * count[1] + c) as usize];
+                }
+            }
+            assert_eq!(read_all(&a), model, "{codecs} after {start:?}+{count:?}");
+        }
+        let points = [0u64, 0, 9, 8, 4, 6, 5, 5, 2, 7];
+        a.write_points(5, &points, &as_bytes(&[7, 8, 9, 10, 11]))
+            .unwrap();
+        for (p, v) in points.chunks(2).zip([7, 8, 9, 10, 11]) {
+            model[(p[0] * 9 + p[1]) as usize] = v;
+        }
+        assert_eq!(read_all(&a), model, "{codecs} after points");
+        let mut got = vec![0u8; 20];
+        a.read_points(5, &points, &mut got).unwrap();
+        assert_eq!(got, as_bytes(&[7, 8, 9, 10, 11]), "{codecs}");
+        // Fill everywhere: every shard (and nested shard) disappears.
+        a.write_region(&[0, 0], &[10, 9], &as_bytes(&[-1; 90]))
+            .unwrap();
+        assert!(store.list_prefix("a/c/").unwrap().is_empty(), "{codecs}");
+    }
+
+    #[test]
+    fn nested_transposed_and_whole_encoded_shards_match_a_model() {
+        for codecs in [
+            r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3],
+                "codecs": [{"name": "sharding_indexed", "configuration": {
+                    "chunk_shape": [1, 3], "codecs": [{"name": "bytes"}],
+                    "index_location": "start"}}, {"name": "gzip"}]}}]"#,
+            r#"[{"name": "transpose", "configuration": {"order": [1, 0]}},
+                {"name": "sharding_indexed", "configuration": {"chunk_shape": [3, 2],
+                "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}]}}]"#,
+            r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 2],
+                "codecs": [{"name": "bytes"}]}}, {"name": "zstd"}, {"name": "crc32c"}]"#,
+        ] {
+            check_against_model(codecs);
+        }
+    }
+
+    #[test]
+    fn sharded_strings_round_trip() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let doc = r#"{"zarr_format": 3, "shape": [5], "data_type": "string",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+            "fill_value": "", "codecs": [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [2], "codecs": [{"name": "vlen-utf8"}, {"name": "zstd"}]}}]}"#;
+        let a = Array::create(store.clone(), "s", doc).unwrap();
+        let data = b"abcdefgh";
+        a.write_vlen(&[1], &[3], &[0, 2, 2, 8], data).unwrap();
+        let (mut offsets, mut out) = (vec![0i64; 6], vec![0u8; 8]);
+        a.read_vlen(&[0], &[5], &mut offsets, &mut out).unwrap();
+        assert_eq!(offsets, [0, 0, 2, 2, 8, 8]);
+        assert_eq!(&out, data);
+        // Element 4 is alone in the second shard and holds the fill: nothing stored there.
+        assert!(!store.contains("s/c/1").unwrap());
+        // Emptying elements 0 and 1 leaves the first inner chunk empty in its shard's index.
+        a.write_vlen(&[0], &[2], &[0, 0, 0], b"").unwrap();
+        let shard = store.get("s/c/0").unwrap().unwrap();
+        let index = &shard[shard.len() - 36..shard.len() - 4];
+        assert!(index[..16].iter().all(|&b| b == 0xff), "{index:?}");
+        assert!(index[16..].iter().any(|&b| b != 0xff), "{index:?}");
+    }
+
     #[test]
     fn refuses_corrupt_indexes_naming_the_shard() {
         let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
@@ -510,10 +813,10 @@ mod tests {
             assert!(err.to_string().contains("a/c/0/0"), "{what}: {err}");
         }
         // An entry pointing past the end, with a valid checksum.
-        let layout = a.shard_layout();
-        let mut chunks: Vec<Option<&[u8]>> = vec![None; 4];
-        chunks[0] = Some(&[0u8; 24]);
-        let mut shard = layout.assemble(&chunks);
+        let level = &a.shard_layout().levels[0];
+        let mut chunks: Vec<Option<Cow<[u8]>>> = vec![None; 4];
+        chunks[0] = Some(Cow::Owned(vec![0u8; 24]));
+        let mut shard = level.assemble(&chunks, "a shard").unwrap();
         let n = shard.len();
         shard[n - 68..n - 60].copy_from_slice(&1000u64.to_le_bytes());
         let crc = crc32c::crc32c(&shard[n - 68..n - 4]);

@@ -66,8 +66,8 @@ impl Array {
         let out = SharedBuffer::new(data);
         let swap = codec.byte_swap();
         let elem = codec.element_size();
-        self.for_each_task(&plan, |task| {
-            let items = self.load_items(codec, task)?;
+        self.for_each_stored_chunk(&plan, |task, raw| {
+            let items = self.items_of(codec, task, raw)?;
             for (chunk_index, out_index) in self.element_pairs(task, plan.out_shape()) {
                 let (from, to) = (starts[out_index] as usize, starts[out_index + 1] as usize);
                 // SAFETY: each output element owns its own byte range of `data`.
@@ -98,12 +98,11 @@ impl Array {
         let swap = codec.byte_swap();
         let elem = codec.element_size();
         let fill = self.fill_item(codec)?;
-        self.for_each_task(&plan, |task| {
-            let key = self.chunk_key(&task.coords);
-            let _lock = self.store.lock_chunk(&key);
-            let existing = match task.covers_chunk_in_array() {
+        let covers = |task: &ChunkTask| task.covers_chunk_in_array();
+        self.update_each_stored_chunk(&plan, covers, |task, old| {
+            let existing = match covers(task) {
                 true => None,
-                false => Some(self.load_items(codec, task)?),
+                false => Some(self.items_of(codec, task, old)?),
             };
             let mut chunk_items: Vec<Cow<[u8]>> = (0..self.chunk_elements())
                 .map(|i| Cow::Borrowed(existing.as_ref().map_or(fill.as_slice(), |e| e.item(i))))
@@ -122,15 +121,16 @@ impl Array {
                 && self.metadata.fill_value.0.is_some()
                 && chunk_items.iter().all(|i| **i == *fill)
             {
-                return self.erase_chunk(&key);
+                return Ok(None);
             }
             let mut encoded = Vec::new();
             codec.encode(
                 chunk_items.iter().map(|i| &**i),
-                &self.metadata.chunks,
+                &self.chunk_shape,
                 &mut encoded,
             )?;
-            self.encode_and_store(&key, &encoded)
+            self.encode_chunk(&encoded, &self.chunk_name(&task.coords))
+                .map(Some)
         })
     }
 
@@ -148,7 +148,7 @@ impl Array {
 
     /// Elements in one chunk.
     fn chunk_elements(&self) -> usize {
-        self.metadata.chunks.iter().product::<u64>() as usize
+        self.chunk_shape.iter().product::<u64>() as usize
     }
 
     /// The stored item of never-written elements.
@@ -161,9 +161,9 @@ impl Array {
     fn element_pairs(&self, task: &ChunkTask, out_shape: &[u64]) -> Vec<(usize, usize)> {
         // The vlen codecs keep the chunk's memory order; json2 and msgpack2 nest in C order.
         let chunk_strides = if self.object.as_ref().is_some_and(ObjectCodec::nests_items) {
-            dense_strides(&self.metadata.chunks, 1, false)
+            dense_strides(&self.chunk_shape, 1, false)
         } else {
-            layout_strides(&self.metadata.chunks, 1, &self.layout)
+            layout_strides(&self.chunk_shape, 1, &self.layout)
         };
         let dims = task_offsets(
             task,
@@ -176,33 +176,34 @@ impl Array {
         pairs
     }
 
-    /// The items of a task's chunk; a chunk never written holds the fill item everywhere.
-    fn load_items(&self, codec: &ObjectCodec, task: &ChunkTask) -> Result<ChunkItems> {
-        let key = self.chunk_key(&task.coords);
-        let n = self.chunk_elements();
-        match self.store.get(&key)? {
-            Some(raw) => {
-                let decoded = self.decode_unsized(&raw, &key)?;
-                let (encoded, items) = codec
-                    .decode(decoded, &self.metadata.chunks)
-                    .map_err(|e| e.context(format!("chunk {key:?}")))?;
-                Ok(ChunkItems { encoded, items })
-            }
-            None => {
-                let encoded = self.fill_item(codec)?;
-                Ok(ChunkItems {
-                    items: vec![0..encoded.len(); n],
-                    encoded,
-                })
-            }
-        }
+    /// The items of a task's chunk from its stored bytes; a chunk never written (`None`)
+    /// holds the fill item everywhere.
+    fn items_of(
+        &self,
+        codec: &ObjectCodec,
+        task: &ChunkTask,
+        raw: Option<&[u8]>,
+    ) -> Result<ChunkItems> {
+        let Some(raw) = raw else {
+            let encoded = self.fill_item(codec)?;
+            return Ok(ChunkItems {
+                items: vec![0..encoded.len(); self.chunk_elements()],
+                encoded,
+            });
+        };
+        let name = self.chunk_name(&task.coords);
+        let decoded = self.decode_unsized(raw, &name)?;
+        let (encoded, items) = codec
+            .decode(decoded, &self.chunk_shape)
+            .map_err(|e| e.context(name))?;
+        Ok(ChunkItems { encoded, items })
     }
 
     /// Each result element's item length in bytes.
     fn item_lengths(&self, codec: &ObjectCodec, plan: &OrthogonalPlan) -> Result<Vec<u64>> {
         let lengths = Mutex::new(vec![0u64; plan.elements() as usize]);
-        self.for_each_task(plan, |task| {
-            let items = self.load_items(codec, task)?;
+        self.for_each_stored_chunk(plan, |task, raw| {
+            let items = self.items_of(codec, task, raw)?;
             let found: Vec<(usize, u64)> = self
                 .element_pairs(task, plan.out_shape())
                 .into_iter()

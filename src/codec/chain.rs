@@ -30,8 +30,11 @@ pub struct ShardIndexCodecs {
 /// encoded by the inner chain, and an index of `(offset, length)` pairs.
 #[derive(Debug)]
 pub struct Sharding {
-    /// The inner chunk shape (divides the shard shape).
+    /// The inner chunk shape in array dimensions (divides the shard shape).
     pub chunk_shape: Vec<u64>,
+    /// The array dimension of each dimension the codec sees, slowest first: the index lists
+    /// inner chunks in C order of these (a `transpose` before sharding permutes them).
+    pub order: Vec<usize>,
     /// The inner chunks' codecs.
     pub inner: ChunkCodecs,
     /// How the index is encoded.
@@ -111,16 +114,8 @@ impl ChunkCodecs {
         object: Option<ObjectKind>,
         chunk_shape: &[u64],
     ) -> Result<ChunkCodecs> {
-        Builder::new(dtype, object, chunk_shape).build(codecs)
-    }
-
-    /// The innermost chunk shape: the inner chunks of the innermost sharding codec, or the
-    /// grid's chunks.
-    pub fn read_chunk_shape<'a>(&'a self, grid_chunks: &'a [u64]) -> &'a [u64] {
-        match &self.sharding {
-            Some(s) => s.inner.read_chunk_shape(&s.chunk_shape),
-            None => grid_chunks,
-        }
+        let layout = (0..chunk_shape.len()).collect();
+        Builder::new(dtype, object, chunk_shape, layout).build(codecs)
     }
 }
 
@@ -172,6 +167,7 @@ fn kind_of(name: &str) -> Option<Kind> {
 struct Builder<'a> {
     dtype: &'a DataType,
     object: Option<ObjectKind>,
+    /// The chunk shape in array dimensions.
     chunk_shape: &'a [u64],
     out: ChunkCodecs,
     /// The element type the next array→array filter sees.
@@ -181,13 +177,20 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn new(dtype: &'a DataType, object: Option<ObjectKind>, chunk_shape: &'a [u64]) -> Self {
+    /// A builder for chunks of `chunk_shape` that the chain sees with its dimensions in
+    /// `layout` order (array dimensions, slowest first).
+    fn new(
+        dtype: &'a DataType,
+        object: Option<ObjectKind>,
+        chunk_shape: &'a [u64],
+        layout: Vec<usize>,
+    ) -> Self {
         Builder {
             dtype,
             object,
             chunk_shape,
             out: ChunkCodecs {
-                layout: (0..chunk_shape.len()).collect(),
+                layout,
                 ..Default::default()
             },
             elem: ElemType::of_array(&dtype.with_byte_order(ByteOrder::NATIVE)),
@@ -328,14 +331,9 @@ impl<'a> Builder<'a> {
             _ => {}
         }
         if name == "sharding_indexed" {
-            if filtered || self.out.layout.iter().enumerate().any(|(i, &d)| i != d) {
+            if filtered {
                 return Err(Error::Unsupported(
-                    "array→array codecs before sharding_indexed".into(),
-                ));
-            }
-            if self.object.is_some() {
-                return Err(Error::Unsupported(
-                    "sharding of variable-length types".into(),
+                    "array→array filters before sharding_indexed (transpose is supported)".into(),
                 ));
             }
             return self.sharding(config);
@@ -372,7 +370,8 @@ impl<'a> Builder<'a> {
 
     fn sharding(&mut self, config: &Map<String, Value>) -> Result<Value> {
         let ndim = self.chunk_shape.len();
-        let inner: Vec<u64> = config
+        let view = self.out.layout.clone();
+        let inner_seen: Vec<u64> = config
             .get("chunk_shape")
             .and_then(Value::as_array)
             .and_then(|s| s.iter().map(|v| v.as_u64().filter(|&n| n > 0)).collect())
@@ -383,11 +382,15 @@ impl<'a> Builder<'a> {
                     config.get("chunk_shape").unwrap_or(&Value::Null)
                 ))
             })?;
-        if let Some(d) = (0..ndim).find(|&d| !self.chunk_shape[d].is_multiple_of(inner[d])) {
+        let shard_seen: Vec<u64> = view.iter().map(|&d| self.chunk_shape[d]).collect();
+        if let Some(d) = (0..ndim).find(|&d| !shard_seen[d].is_multiple_of(inner_seen[d])) {
             return Err(Error::InvalidMetadata(format!(
-                "the inner chunk shape {inner:?} does not divide the shard shape {:?} (dimension {d})",
-                self.chunk_shape
+                "the inner chunk shape {inner_seen:?} does not divide the shard shape {shard_seen:?} (dimension {d})"
             )));
+        }
+        let mut inner = vec![0; ndim];
+        for (&d, &n) in view.iter().zip(&inner_seen) {
+            inner[d] = n;
         }
         let list = |key: &str, default: Value| -> Result<Vec<Value>> {
             match config.get(key).cloned().unwrap_or(default) {
@@ -398,7 +401,7 @@ impl<'a> Builder<'a> {
             }
         };
         let inner_codecs = list("codecs", json!([{"name": "bytes"}]))?;
-        let chain = Builder::new(self.dtype, self.object, &inner)
+        let chain = Builder::new(self.dtype, self.object, &inner, view.clone())
             .build(&inner_codecs)
             .map_err(|e| e.context("inner codecs"))?;
         let index_list = list(
@@ -418,13 +421,14 @@ impl<'a> Builder<'a> {
         };
         self.out.byte_order = chain.byte_order;
         let canonical = json!({"name": "sharding_indexed", "configuration": {
-            "chunk_shape": inner,
+            "chunk_shape": inner_seen,
             "codecs": chain.canonical,
             "index_codecs": index_canonical(index),
             "index_location": if index_at_start { "start" } else { "end" },
         }});
         self.out.sharding = Some(Box::new(Sharding {
             chunk_shape: inner,
+            order: view,
             inner: chain,
             index,
             index_at_start,
@@ -639,7 +643,31 @@ mod tests {
         .unwrap();
         let sharding = s.sharding.as_ref().unwrap();
         assert!(sharding.index_at_start && sharding.index.checksum && !sharding.index.big_endian);
-        assert_eq!(s.read_chunk_shape(&[4, 6]), &[2, 2]);
+        assert_eq!(
+            (&sharding.chunk_shape, &sharding.order),
+            (&vec![2, 2], &vec![0, 1])
+        );
+        // A transpose before sharding: the inner chunk shape is given in the transposed
+        // dimensions, and the inner chunks' layout composes both transposes.
+        let t = build(
+            json!([{"name": "transpose", "configuration": {"order": [1, 0]}},
+                   {"name": "sharding_indexed", "configuration": {"chunk_shape": [3, 2],
+                    "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}},
+                               {"name": "bytes"}]}}]),
+            "uint8",
+            &[4, 6],
+        )
+        .unwrap();
+        let sharding = t.sharding.as_ref().unwrap();
+        assert_eq!(
+            (&sharding.chunk_shape, &sharding.order),
+            (&vec![2, 3], &vec![1, 0])
+        );
+        assert_eq!(sharding.inner.layout, vec![0, 1]);
+        assert_eq!(
+            t.canonical[1]["configuration"]["chunk_shape"],
+            json!([3, 2])
+        );
         assert_eq!(
             s.canonical[0]["configuration"]["codecs"][1],
             json!({"name": "gzip", "configuration": {"level": 5}})

@@ -7,5 +7,5 @@
 mod orthogonal;
 mod points;
 
-pub use orthogonal::{ChunkGroups, ChunkTask, DimPart, DimSelection, OrthogonalPlan};
+pub use orthogonal::{ChunkTask, DimPart, DimSelection, OrthogonalPlan};
 pub use points::{PointGroup, PointPlan};
