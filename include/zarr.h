@@ -332,8 +332,8 @@ typedef int32_t zarr_open_mode;
 #define ZARR_MODE_WRITE 1
 
 /**
- * Flag: do not use the store's consolidated metadata (`.zmetadata`); read every node's own
- * `.zarray`/`.zgroup`/`.zattrs` instead.
+ * Flag: do not use the store's consolidated metadata (`.zmetadata`, or a v3 root
+ * `zarr.json`'s `consolidated_metadata`); read every node's own documents instead.
  */
 #define ZARR_OPEN_IGNORE_CONSOLIDATED 16
 
@@ -1138,11 +1138,12 @@ const char *zarr_status_name(zarr_status status);
  * it is created and written by `zarr_store_close`, members stored uncompressed as
  * zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
  *
- * When the store has consolidated metadata (`.zmetadata` at its root, as written by
- * `zarr_consolidate_metadata` or zarr-python's `consolidate_metadata`), it is read once here
- * and every array and group metadata and attributes lookup is answered from it, unless `mode`
- * includes `ZARR_OPEN_IGNORE_CONSOLIDATED`. A `.zmetadata` that cannot be parsed is
- * `ZARR_ERR_INVALID_METADATA`. Changes made through this handle keep what it uses current;
+ * When the store has consolidated metadata (as written by `zarr_consolidate_metadata` or
+ * zarr-python's `consolidate_metadata`: for a v3 root group the `consolidated_metadata` of its
+ * `zarr.json`, else a `.zmetadata` at the root), it is read once here and every array and
+ * group metadata and attributes lookup is answered from it, unless `mode` includes
+ * `ZARR_OPEN_IGNORE_CONSOLIDATED`. Consolidated metadata that cannot be parsed is
+ * `ZARR_ERR_INVALID_METADATA` (a kind other than `"inline"`: `ZARR_ERR_UNSUPPORTED`). Changes made through this handle keep what it uses current;
  * changes made by others show after `zarr_store_refresh_consolidated`.
  *
  * On success `*out_store` receives a handle to release with `zarr_store_close`.
@@ -1150,7 +1151,9 @@ const char *zarr_status_name(zarr_status status);
  * # Safety
  * `location` must be a NUL-terminated string; `out_store` must point to writable memory.
  */
-zarr_status zarr_store_open(const char *location, zarr_open_mode mode, zarr_store **out_store);
+zarr_status zarr_store_open(const char *location,
+                            zarr_open_mode mode,
+                            zarr_store **out_store);
 
 /**
  * Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing
@@ -1164,12 +1167,14 @@ zarr_status zarr_store_open(const char *location, zarr_open_mode mode, zarr_stor
 zarr_status zarr_store_close(zarr_store *store);
 
 /**
- * Writes consolidated metadata for the whole store: a `.zmetadata` document at its root
- * holding every `.zarray`, `.zgroup` and `.zattrs`, in zarr-python's format (which
- * zarr-python's `open_consolidated` reads). The store uses it from then on. Call it again
- * after changing the hierarchy's metadata to bring `.zmetadata` up to date. A read-only store
- * is `ZARR_ERR_READ_ONLY`; an unreadable metadata document is `ZARR_ERR_INVALID_METADATA`
- * naming its key.
+ * Writes consolidated metadata for the whole store, in zarr-python's format (which its
+ * `open_consolidated` reads): for a v2 hierarchy a `.zmetadata` document at the root holding
+ * every `.zarray`, `.zgroup` and `.zattrs`; for a v3 one (a root `zarr.json`) every node's
+ * `zarr.json` by path in the root group's `"consolidated_metadata"` member (v3 has no
+ * `.zmetadata`; a v3 root that is an array is `ZARR_ERR_INVALID_ARGUMENT`). The store uses it
+ * from then on. Call it again after changing the hierarchy's metadata to bring it up to date.
+ * A read-only store is `ZARR_ERR_READ_ONLY`; an unreadable metadata document is
+ * `ZARR_ERR_INVALID_METADATA` naming its key.
  *
  * # Safety
  * `store` must be a live handle.
@@ -1177,7 +1182,7 @@ zarr_status zarr_store_close(zarr_store *store);
 zarr_status zarr_consolidate_metadata(zarr_store *store);
 
 /**
- * Reads the store's `.zmetadata` again, for when others changed it since the store was
+ * Reads the store's consolidated metadata again, for when others changed it since the store was
  * opened; without one, metadata is read from each node again. `*out_in_use` (may be NULL)
  * tells whether consolidated metadata is in use afterwards.
  *

@@ -1,27 +1,42 @@
-//! Consolidated metadata: every `.zarray`, `.zgroup` and `.zattrs` of a hierarchy in one
-//! `.zmetadata` document at the store's root, in zarr-python's format
-//! (`{"metadata": {key: document, ...}, "zarr_consolidated_format": 1}`), so a hierarchy opens
-//! with one read instead of one per node.
+//! Consolidated metadata: every metadata document of a hierarchy in one place, so a hierarchy
+//! opens with one read instead of one per node. Zarr v2 keeps them in a `.zmetadata` document
+//! at the store's root, in zarr-python's format
+//! (`{"metadata": {key: document, ...}, "zarr_consolidated_format": 1}`); Zarr v3 (as zarr-python
+//! 3 writes it) in the root group's `zarr.json`, as its member
+//! `"consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {path:
+//! document, ...}}` with each node's `zarr.json` by its path.
 
 use crate::error::{Error, Result};
-use crate::metadata::{self, ZATTRS};
+use crate::metadata::{self, JsonDocument, ZARR_JSON, ZATTRS};
 use crate::path;
 use crate::store::{MetadataDocuments, StoreHandle};
 use serde::Deserialize;
+use serde_json::json;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 
-/// Key of the consolidated metadata document.
+/// Key of the v2 consolidated metadata document.
 pub const ZMETADATA: &str = ".zmetadata";
 
-/// The one consolidated format there is.
+/// The member of a v3 root group's `zarr.json` holding the consolidated metadata.
+const V3_MEMBER: &str = "consolidated_metadata";
+
+/// The one v2 consolidated format there is.
 const FORMAT: u64 = 1;
 
-/// Reads `.zmetadata` (if the store has one) and answers metadata keys from it from now on;
-/// without one, metadata is read from the store as usual. Returns whether it was found. Also
-/// refreshes consolidated metadata that went stale.
+/// Reads the consolidated metadata, if the store has any, and answers metadata keys from it
+/// from now on; without, metadata is read from the store as usual. Returns whether it was
+/// found. Also refreshes consolidated metadata that went stale. A v3 root (`zarr.json`) uses
+/// its own consolidated metadata and never a `.zmetadata` beside it.
 pub fn load(store: &StoreHandle) -> Result<bool> {
     store.use_consolidated(None);
+    if let Some(root) = store.get(ZARR_JSON)? {
+        let Some(documents) = parse_v3(&root)? else {
+            return Ok(false);
+        };
+        store.use_consolidated(Some(documents));
+        return Ok(true);
+    }
     let Some(bytes) = store.get(ZMETADATA)? else {
         return Ok(false);
     };
@@ -29,16 +44,15 @@ pub fn load(store: &StoreHandle) -> Result<bool> {
     Ok(true)
 }
 
-/// Writes `.zmetadata` holding every metadata document of the store (read from the store
-/// itself, not from consolidated metadata in use) and uses it from now on.
+/// Consolidates the store's metadata documents (read from the store itself, not from
+/// consolidated metadata in use) and uses them from now on: into `.zmetadata` for a v2
+/// hierarchy, into the root group's `zarr.json` for a v3 one.
 pub fn consolidate(store: &StoreHandle) -> Result<()> {
-    store.check_writable(ZMETADATA)?;
-    if store.contains(crate::metadata::ZARR_JSON)? {
-        return Err(Error::Unsupported(
-            "consolidated metadata of a Zarr v3 hierarchy (in its root zarr.json) is not supported yet".into(),
-        ));
-    }
     store.use_consolidated(None);
+    if store.contains(ZARR_JSON)? {
+        return consolidate_v3(store);
+    }
+    store.check_writable(ZMETADATA)?;
     let mut documents = MetadataDocuments::new();
     for key in store.list_prefix("")? {
         if !path::is_metadata_key(&key) {
@@ -53,6 +67,116 @@ pub fn consolidate(store: &StoreHandle) -> Result<()> {
     store.set(ZMETADATA, &render(&documents)?)?;
     store.use_consolidated(Some(documents));
     Ok(())
+}
+
+/// Writes every `zarr.json` below the root into the root group's `zarr.json` as zarr-python 3
+/// does: by path, shallower first, then by name; nested groups with an empty consolidated
+/// metadata of their own.
+fn consolidate_v3(store: &StoreHandle) -> Result<()> {
+    store.check_writable(ZARR_JSON)?;
+    let mut nodes: Vec<(String, JsonDocument)> = Vec::new();
+    for key in store.list_prefix("")? {
+        let Some(node) = key.strip_suffix(&format!("/{ZARR_JSON}")) else {
+            continue;
+        };
+        let Some(bytes) = store.get(&key)? else {
+            continue; // Removed since the listing.
+        };
+        let mut doc = JsonDocument::parse(&bytes, &key)?;
+        if doc.get("node_type") == Some(json!("group")) {
+            doc.set_raw_before(V3_MEMBER, inline(&JsonDocument::default()), "node_type");
+        }
+        nodes.push((node.to_string(), doc));
+    }
+    nodes.sort_by(|(a, _), (b, _)| (a.matches('/').count(), a).cmp(&(b.matches('/').count(), b)));
+    let mut listed = JsonDocument::default();
+    for (node, doc) in &nodes {
+        listed.set_raw(node, rendered(doc));
+    }
+    {
+        let _lock = store.lock_chunk(ZARR_JSON);
+        let Some(bytes) = store.get(ZARR_JSON)? else {
+            return Err(Error::NotFound(format!("{ZARR_JSON:?} vanished")));
+        };
+        let mut root = JsonDocument::parse(&bytes, ZARR_JSON)?;
+        if root.get("node_type") != Some(json!("group")) {
+            return Err(Error::InvalidArgument(format!(
+                "{ZARR_JSON:?} is not a group: consolidated metadata belongs in a root group"
+            )));
+        }
+        root.set_raw_before(V3_MEMBER, inline(&listed), "node_type");
+        crate::hierarchy::write_document(store, ZARR_JSON, &root)?;
+    }
+    load(store).map(drop)
+}
+
+/// The text of the v3 consolidated metadata member listing `metadata`.
+fn inline(metadata: &JsonDocument) -> String {
+    let mut doc = JsonDocument::default();
+    doc.set("kind", &json!("inline"));
+    doc.set("must_understand", &json!(false));
+    doc.set_raw("metadata", rendered(metadata));
+    rendered(&doc)
+}
+
+fn rendered(doc: &JsonDocument) -> String {
+    String::from_utf8(doc.render()).expect("documents are UTF-8")
+}
+
+/// The metadata documents of a v3 root `zarr.json`'s consolidated metadata, the root's own
+/// document among them; `None` when it has none (absent or `null`).
+fn parse_v3(root: &[u8]) -> Result<Option<MetadataDocuments>> {
+    let bad = |why: String| Error::InvalidMetadata(format!("{ZARR_JSON:?}: {V3_MEMBER}: {why}"));
+    let doc = JsonDocument::parse(root, ZARR_JSON)?;
+    let Some(text) = doc.raw(V3_MEMBER) else {
+        return Ok(None);
+    };
+    if text.trim() == "null" {
+        return Ok(None);
+    }
+    #[derive(Deserialize)]
+    struct Inline<'a> {
+        kind: String,
+        #[serde(borrow)]
+        metadata: HashMap<String, &'a RawValue>,
+    }
+    let masked = metadata::python_constants_masked(text);
+    let inline: Inline =
+        serde_json::from_str(&masked).map_err(|e| bad(format!("not valid: {e}")))?;
+    if inline.kind != "inline" {
+        return Err(Error::Unsupported(format!(
+            "{ZARR_JSON:?}: {V3_MEMBER} of kind {:?} (only \"inline\" is known)",
+            inline.kind
+        )));
+    }
+    let mut documents = MetadataDocuments::new();
+    documents.insert(ZARR_JSON.to_string(), root.to_vec());
+    for (node, raw) in inline.metadata {
+        if node.is_empty() || path::normalize(&node).ok().as_deref() != Some(node.as_str()) {
+            return Err(bad(format!("{node:?} is not a node path")));
+        }
+        let key = path::join(&node, ZARR_JSON);
+        path::validate_key(&key)?;
+        documents.insert(key, original_text(text, &masked, raw, &node, &bad)?);
+    }
+    Ok(Some(documents))
+}
+
+/// The exact text in `text` of the JSON object `raw` parsed from `masked` (the same text with
+/// non-finite numbers masked); an error naming `name` when it is not an object.
+fn original_text(
+    text: &str,
+    masked: &str,
+    raw: &RawValue,
+    name: &str,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<Vec<u8>> {
+    let start = raw.get().as_ptr() as usize - masked.as_ptr() as usize;
+    let original = &text[start..start + raw.get().len()];
+    if !original.starts_with('{') {
+        return Err(bad(format!("{name:?} is not a JSON object")));
+    }
+    Ok(original.as_bytes().to_vec())
 }
 
 /// Checks a metadata document: attributes as zarr-python writes them (non-finite numbers
@@ -118,12 +242,8 @@ fn parse(bytes: &[u8]) -> Result<MetadataDocuments> {
         if !path::is_metadata_key(&key) {
             return Err(bad(format!("{key:?} is not a metadata key")));
         }
-        let start = raw.get().as_ptr() as usize - masked.as_ptr() as usize;
-        let original = &text[start..start + raw.get().len()];
-        if !original.starts_with('{') {
-            return Err(bad(format!("{key:?} is not a JSON object")));
-        }
-        documents.insert(key, original.as_bytes().to_vec());
+        let original = original_text(text, &masked, raw, &key, &bad)?;
+        documents.insert(key, original);
     }
     Ok(documents)
 }
@@ -200,6 +320,76 @@ mod tests {
             assert!(store.get(ZMETADATA).unwrap().is_none());
             store.erase(key).unwrap();
         }
+    }
+
+    #[test]
+    fn consolidates_a_v3_hierarchy_into_its_root_zarr_json() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        Group::create_format(store.clone(), "", 3).unwrap();
+        Group::create(store.clone(), "g/h").unwrap();
+        let doc = r#"{"zarr_format": 3, "shape": [2], "data_type": "int8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}}"#;
+        let a = Array::create(store.clone(), "g/a", doc).unwrap();
+        a.write_region(&[0], &[2], &[1, 2]).unwrap();
+        a.set_attributes(r#"{"x": NaN}"#).unwrap();
+        consolidate(&store).unwrap();
+        assert!(!store.contains(ZMETADATA).unwrap());
+        let root = store.get(ZARR_JSON).unwrap().unwrap();
+        let root = JsonDocument::parse(&root, ZARR_JSON).unwrap();
+        let names: Vec<&str> = root.names().collect();
+        assert_eq!(names, ["attributes", "zarr_format", V3_MEMBER, "node_type"]);
+        let member = root.get(V3_MEMBER).unwrap();
+        assert_eq!(
+            (&member["kind"], &member["must_understand"]),
+            (&json!("inline"), &json!(false))
+        );
+        let listed: Vec<&String> = member["metadata"].as_object().unwrap().keys().collect();
+        assert_eq!(listed, ["g", "g/a", "g/h"]);
+        assert_eq!(member["metadata"]["g/h"][V3_MEMBER]["metadata"], json!({}));
+        assert!(root.raw(V3_MEMBER).unwrap().contains("\"x\": NaN"));
+        // Only the consolidated copy can answer once the per-node documents are gone.
+        for key in ["g/zarr.json", "g/h/zarr.json", "g/a/zarr.json"] {
+            store.erase(key).unwrap();
+        }
+        assert!(load(&store).unwrap());
+        let a = Array::open(store.clone(), "g/a").unwrap();
+        let mut out = [0u8; 2];
+        a.read_region(&[0], &[2], &mut out).unwrap();
+        assert_eq!(out, [1, 2]);
+        assert_eq!(Group::open(store.clone(), "g/h").unwrap().zarr_format(), 3);
+        store.use_consolidated(None);
+        assert!(Array::open(store.clone(), "g/a").is_err());
+    }
+
+    #[test]
+    fn refuses_bad_v3_consolidated_metadata() {
+        let root = |member: &str| {
+            format!(
+                r#"{{"zarr_format": 3, "node_type": "group", "consolidated_metadata": {member}}}"#
+            )
+        };
+        assert_eq!(parse_v3(root("null").as_bytes()).unwrap(), None);
+        for (member, unsupported) in [
+            (
+                r#"{"kind": "remote", "must_understand": false, "metadata": {}}"#,
+                true,
+            ),
+            (r#"{"kind": "inline", "metadata": {"../a": {}}}"#, false),
+            (r#"{"kind": "inline", "metadata": {"a": []}}"#, false),
+            (r#"{"kind": "inline", "metadata": {"": {}}}"#, false),
+            (r#"{"kind": "inline"}"#, false),
+        ] {
+            let err = parse_v3(root(member).as_bytes()).unwrap_err();
+            assert_eq!(
+                matches!(err, Error::Unsupported(_)),
+                unsupported,
+                "{member}: {err}"
+            );
+            assert!(err.to_string().contains("zarr.json"), "{err}");
+        }
+        let ok =
+            parse_v3(root(r#"{"kind": "inline", "metadata": {"a/b": {"n": NaN}}}"#).as_bytes());
+        assert_eq!(ok.unwrap().unwrap()["a/b/zarr.json"], br#"{"n": NaN}"#);
     }
 
     #[test]

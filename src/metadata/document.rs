@@ -110,6 +110,20 @@ impl JsonDocument {
         }
     }
 
+    /// Sets the member `name` to the JSON text `text`: in place if present, else just before
+    /// the member `before` (last when there is none).
+    pub fn set_raw_before(&mut self, name: &str, text: String, before: &str) {
+        if self.contains(name) {
+            return self.set_raw(name, text);
+        }
+        let at = self
+            .members
+            .iter()
+            .position(|(k, _)| k == before)
+            .unwrap_or(self.members.len());
+        self.members.insert(at, (name.to_string(), text));
+    }
+
     /// Removes the member `name`.
     pub fn remove(&mut self, name: &str) {
         self.members.retain(|(k, _)| k != name);
