@@ -101,6 +101,12 @@ class Progress(C.Structure):
 _PROGRESS_FN = C.CFUNCTYPE(C.c_int32, C.POINTER(Progress), C.c_void_p)  # zarr_progress_fn
 _SIGNATURES["zarr_store_copy"] = [_h, C.c_char_p, _h, C.c_char_p, _PROGRESS_FN, C.c_void_p]
 _SIGNATURES["zarr_array_copy_to"] = [_h, _h, C.c_char_p, C.c_char_p, _PROGRESS_FN, C.c_void_p]
+# Zarr v3 (zarr.json): the inner chunks of sharded arrays, dimension names, the format of a node
+_SIGNATURES["zarr_array_inner_chunks"] = [_h, _sz, _u64p]
+_SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
+_SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
+_SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
+_SIGNATURES["zarr_group_create_format"] = [_h, C.c_char_p, C.c_int32, _out_h]
 
 
 def _progress_fn(progress):
@@ -280,6 +286,10 @@ class Store(_Handle):
     def open_group(self, path=""):
         return self._open("zarr_group_open", Group, path)
 
+    def create_group_format(self, path="", zarr_format=3):
+        """zarr_group_create_format: a group (and missing ancestors) in Zarr format 2 or 3."""
+        return self._open("zarr_group_create_format", Group, path, C.c_int32(zarr_format))
+
     def consolidate(self):
         """Write .zmetadata for the whole store (zarr_consolidate_metadata)."""
         _call("zarr_consolidate_metadata", self.handle)
@@ -330,6 +340,13 @@ class Group(_Handle, _Attrs):
     def tree(self):
         return json.loads(_string("zarr_group_tree_json", self.handle))
 
+    @property
+    def zarr_format(self):
+        """2 or 3 (zarr_group_zarr_format)."""
+        f = C.c_int32()
+        _call("zarr_group_zarr_format", self.handle, C.byref(f))
+        return f.value
+
 
 class Array(_Handle, _Attrs):
     _close, _attrs_get, _attrs_set = "zarr_array_close", "zarr_array_attrs_get", "zarr_array_attrs_set"
@@ -353,6 +370,24 @@ class Array(_Handle, _Attrs):
     @property
     def chunks(self):
         return self._dims("zarr_array_chunks")
+
+    @property
+    def inner_chunks(self):
+        """zarr_array_inner_chunks: the inner chunk shape of a sharded v3 array (innermost when nested);
+        the same as `chunks` otherwise."""
+        return self._dims("zarr_array_inner_chunks")
+
+    @property
+    def zarr_format(self):
+        """2 or 3 (zarr_array_zarr_format)."""
+        f = C.c_int32()
+        _call("zarr_array_zarr_format", self.handle, C.byref(f))
+        return f.value
+
+    @property
+    def dimension_names(self):
+        """zarr_array_dimension_names: a list of names and Nones, or None when the array names none."""
+        return json.loads(_string("zarr_array_dimension_names", self.handle))
 
     @property
     def dtype_kind(self):
