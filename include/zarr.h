@@ -621,12 +621,18 @@ zarr_status zarr_store_copy(const zarr_store *src,
 /**
  * Copies the array `src` into a new array at `dst_path` of `dst`, re-encoding its data:
  * the new metadata is the source's with the keys of `overrides_json` replaced (a JSON object;
- * NULL or `"{}"` changes nothing). `chunks`, `compressor`, `filters`, `order`,
- * `dimension_separator` and `fill_value` may change; `shape`, `dtype` and `zarr_format` may
- * only be repeated unchanged (a new shape is `ZARR_ERR_INVALID_ARGUMENT`, a new dtype
+ * NULL or `"{}"` changes nothing). A v2 copy may change `chunks`, `compressor`, `filters`,
+ * `order`, `dimension_separator` and `fill_value`; a v3 copy `chunk_grid`,
+ * `chunk_key_encoding`, `codecs` (e.g. a `sharding_indexed` chain), `fill_value` and
+ * `dimension_names`. `"zarr_format": 3` converts a v2 array to v3: its shape, chunk shape, data
+ * type and fill value are carried over, xarray's `_ARRAY_DIMENSIONS` attribute becomes
+ * `dimension_names`, and what the overrides do not set gets zarr-python 3's defaults (`bytes`
+ * then `zstd`, `/` chunk keys); so migrating a v2 array to sharded v3 is one call. A v3 array
+ * cannot become v2 (`ZARR_ERR_UNSUPPORTED`). `shape` and `dtype`/`data_type` may only be
+ * repeated unchanged (a new shape is `ZARR_ERR_INVALID_ARGUMENT`, a new data type
  * `ZARR_ERR_UNSUPPORTED`: values are never converted); other keys are
- * `ZARR_ERR_INVALID_ARGUMENT`. The attributes (`.zattrs`) are copied too. `dst_path` must hold
- * no array or group (`ZARR_ERR_ALREADY_EXISTS`); its missing ancestors become groups.
+ * `ZARR_ERR_INVALID_ARGUMENT`. The attributes are copied too. `dst_path` must hold no array
+ * or group (`ZARR_ERR_ALREADY_EXISTS`); its missing ancestors become groups.
  *
  * Data moves in blocks aligned to the new chunk grid of at most 128 MiB (or one new chunk, if
  * larger), each read and written in parallel, so memory stays bounded whatever the array's

@@ -5,20 +5,21 @@
 use super::blocks::BlockPlan;
 use super::progress::{ProgressFn, Reporter};
 use crate::array::Array;
-use crate::dtype::DataType;
+use crate::dtype::v3::{self, ObjectKind};
+use crate::dtype::{DataType, FillValue, ObjectCodec};
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::hierarchy;
-use crate::metadata::ZATTRS;
+use crate::metadata::JsonDocument;
 use crate::path;
 use crate::store::StoreHandle;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 /// The memory a block of a re-encoding copy may take, unless one destination chunk is larger.
 pub(crate) const DEFAULT_BLOCK_BYTES: u64 = 128 << 20;
 
-/// The `.zarray` keys a copy may change.
-const CHANGEABLE_KEYS: [&str; 6] = [
+/// The `.zarray` keys a copy to a v2 array may change.
+const CHANGEABLE_V2_KEYS: [&str; 6] = [
     "chunks",
     "compressor",
     "filters",
@@ -27,14 +28,30 @@ const CHANGEABLE_KEYS: [&str; 6] = [
     "fill_value",
 ];
 
+/// The `zarr.json` members a copy to a v3 array may change.
+const CHANGEABLE_V3_KEYS: [&str; 5] = [
+    "chunk_grid",
+    "chunk_key_encoding",
+    "codecs",
+    "fill_value",
+    "dimension_names",
+];
+
+/// xarray's attribute naming a v2 array's dimensions (v3 has `dimension_names`).
+const ARRAY_DIMENSIONS: &str = "_ARRAY_DIMENSIONS";
+
 /// Object arrays: bytes assumed per element when sizing blocks (an `i64` offset plus a short
 /// item; the items' real size is only known once read).
 const OBJECT_ELEMENT_BYTES: u64 = 16;
 
 /// Copies `src` into a new array at `dst_path` of `dst` whose metadata is the source's with
-/// the keys of `overrides_json` (a JSON object) replaced: `chunks`, `compressor`, `filters`,
-/// `order`, `dimension_separator` and `fill_value` may change; `shape`, `dtype` and
-/// `zarr_format` may only be given unchanged. The attributes are copied too.
+/// the keys of `overrides_json` (a JSON object) replaced. For a v2 copy `chunks`,
+/// `compressor`, `filters`, `order`, `dimension_separator` and `fill_value` may change, for a
+/// v3 copy `chunk_grid`, `chunk_key_encoding`, `codecs` (sharding included), `fill_value` and
+/// `dimension_names`; `shape`, `dtype`/`data_type` may only be given unchanged. `"zarr_format":
+/// 3` converts a v2 source (data type, fill value and chunk shape carried over, xarray's
+/// `_ARRAY_DIMENSIONS` becoming `dimension_names`, the other members zarr-python 3's
+/// defaults); a v3 source cannot become v2. The attributes are copied too.
 ///
 /// The data moves in blocks of at most `block_bytes` (or one destination chunk, if larger),
 /// aligned to the new chunk grid; blocks whose source chunks were never written are skipped
@@ -98,7 +115,8 @@ pub fn copy_array(
     Ok(copy)
 }
 
-/// The source's `.zarray` document with the caller's changes, checked.
+/// The copy's metadata document: the source's, converted to v3 when asked, with the caller's
+/// changes, checked. Attributes are left out (see [`copy_attributes`]).
 fn metadata_with_overrides(src: &Array, overrides_json: &str) -> Result<Value> {
     let overrides: Map<String, Value> = match serde_json::from_str(overrides_json) {
         Ok(Value::Object(map)) => map,
@@ -113,10 +131,37 @@ fn metadata_with_overrides(src: &Array, overrides_json: &str) -> Result<Value> {
             )))
         }
     };
-    let mut doc = src.metadata_json();
+    let source_format = u64::from(src.zarr_format());
+    let format = match overrides.get("zarr_format") {
+        None => source_format,
+        Some(v) => match v.as_u64() {
+            Some(f @ (2 | 3)) if f >= source_format => f,
+            Some(2) => {
+                return Err(Error::Unsupported(
+                    "converting a Zarr v3 array to v2 (copies of v3 arrays stay v3)".into(),
+                ))
+            }
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "zarr_format must be 2 or 3, got {v}"
+                )))
+            }
+        },
+    };
+    let mut doc = match (source_format, format) {
+        (2, 3) => v3_document(src)?,
+        _ => src.metadata_json(),
+    };
+    if let Value::Object(members) = &mut doc {
+        members.remove("attributes");
+    }
+    let (changeable, dtype_key): (&[&str], _) = match format {
+        3 => (&CHANGEABLE_V3_KEYS, "data_type"),
+        _ => (&CHANGEABLE_V2_KEYS, "dtype"),
+    };
     for (key, value) in overrides {
         match key.as_str() {
-            k if CHANGEABLE_KEYS.contains(&k) => {
+            k if changeable.contains(&k) => {
                 doc[k] = value;
             }
             "shape" if value != doc["shape"] => {
@@ -125,22 +170,18 @@ fn metadata_with_overrides(src: &Array, overrides_json: &str) -> Result<Value> {
                     doc["shape"]
                 )))
             }
-            "dtype" if DataType::parse(&value).ok().as_ref() != Some(&src.metadata().dtype) => {
+            k if k == dtype_key && value != doc[k] && !same_v2_dtype(src, &value, format) => {
                 return Err(Error::Unsupported(format!(
-                    "a copy keeps the dtype {} (asked for {value}): converting data types is not supported",
-                    doc["dtype"]
+                    "a copy keeps the data type {} (asked for {value}): converting data types is not supported",
+                    doc[k]
                 )))
             }
-            "zarr_format" if value != doc["zarr_format"] => {
-                return Err(Error::Unsupported(format!(
-                    "zarr_format {value}: only 2 is supported"
-                )))
-            }
-            "shape" | "dtype" | "zarr_format" => {}
+            "shape" | "zarr_format" => {}
+            k if k == dtype_key => {}
             other => {
                 return Err(Error::InvalidArgument(format!(
-                    "override {other:?} is not a key a copy can change (those are {})",
-                    CHANGEABLE_KEYS.join(", ")
+                    "override {other:?} is not a key a Zarr v{format} copy can change (those are {})",
+                    changeable.join(", ")
                 )))
             }
         }
@@ -148,12 +189,58 @@ fn metadata_with_overrides(src: &Array, overrides_json: &str) -> Result<Value> {
     Ok(doc)
 }
 
-/// Copies the source's `.zattrs`, if it has one.
-fn copy_attributes(src: &Array, copy: &Array) -> Result<()> {
-    if src.store().contains(&path::join(src.path(), ZATTRS))? {
-        copy.set_attributes(&src.attributes()?)?;
+/// Whether `value` names the v2 source's data type (in another spelling of the typestr).
+fn same_v2_dtype(src: &Array, value: &Value, format: u64) -> bool {
+    format == 2 && DataType::parse(value).ok().as_ref() == Some(&src.metadata().dtype)
+}
+
+/// The `zarr.json` of a v3 array like the v2 array `src`: its shape, chunk shape (the regular
+/// grid), data type, fill value (`null`: the type's default) and dimension names; the codecs
+/// and chunk keys left for creation to default as zarr-python 3 does.
+fn v3_document(src: &Array) -> Result<Value> {
+    let meta = src.metadata();
+    let object = match src.object_codec() {
+        None => None,
+        Some(codec) if codec.holds_text() => Some(ObjectKind::Text),
+        Some(ObjectCodec::Bytes) => Some(ObjectKind::Bytes),
+        Some(codec) => {
+            return Err(Error::Unsupported(format!(
+                "object arrays encoded by {} have no Zarr v3 data type",
+                codec.config()
+            )))
+        }
+    };
+    let fill_value = match meta.fill_value.0 {
+        None => FillValue::default_json_v3(&meta.dtype),
+        Some(_) => meta.fill_value.to_json_v3(&meta.dtype),
+    };
+    let mut doc = json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": src.shape(),
+        "data_type": v3::to_json(&meta.dtype, object)?,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": meta.chunks}},
+        "fill_value": fill_value,
+    });
+    if let Some(names) = src.dimension_names()? {
+        doc["dimension_names"] = json!(names);
     }
-    Ok(())
+    Ok(doc)
+}
+
+/// Copies the source's attributes, if it has any (a v2 source's `_ARRAY_DIMENSIONS` become
+/// the dimension names of a v3 copy instead).
+fn copy_attributes(src: &Array, copy: &Array) -> Result<()> {
+    let mut text = src.attributes()?;
+    let mut attributes = JsonDocument::parse(text.as_bytes(), "attributes")?;
+    if src.zarr_format() == 2 && copy.zarr_format() == 3 && attributes.contains(ARRAY_DIMENSIONS) {
+        attributes.remove(ARRAY_DIMENSIONS);
+        text = String::from_utf8(attributes.render()).expect("documents are UTF-8");
+    }
+    if attributes.names().next().is_none() {
+        return Ok(());
+    }
+    copy.set_attributes(&text)
 }
 
 /// Whether any source chunk the box `start`/`count` touches is stored.
@@ -405,6 +492,75 @@ mod tests {
     }
 
     #[test]
+    fn converts_v2_to_v3_sharded_or_not() {
+        let store = memory();
+        let (src, values) = source(&store, "F");
+        src.set_attributes(r#"{"title": "source", "_ARRAY_DIMENSIONS": ["y", "x"]}"#)
+            .unwrap();
+        let sharded = r#"{"zarr_format": 3, "chunk_grid": {"name": "regular",
+            "configuration": {"chunk_shape": [16, 10]}}, "codecs": [{"name": "sharding_indexed",
+            "configuration": {"chunk_shape": [4, 5], "codecs": [{"name": "bytes"},
+            {"name": "gzip"}]}}]}"#;
+        for (path, overrides) in [("plain", r#"{"zarr_format": 3}"#), ("sharded", sharded)] {
+            let (copy, _) = copy_recording(&src, &store, path, overrides, 1 << 12).unwrap();
+            assert_eq!(copy.zarr_format(), 3);
+            assert!(same_values(&read_all(&copy), &values), "{path}");
+            let doc = copy.metadata_json();
+            assert_eq!(doc["data_type"], json!("float64"));
+            assert_eq!(doc["fill_value"], json!("NaN"));
+            assert_eq!(doc["dimension_names"], json!(["y", "x"]));
+            let attributes: Value = serde_json::from_str(&copy.attributes().unwrap()).unwrap();
+            assert_eq!(attributes, json!({"title": "source"}));
+            let reopened = Array::open(store.clone(), path).unwrap();
+            assert!(same_values(&read_all(&reopened), &values), "{path}");
+        }
+        assert_eq!(
+            Array::open(store.clone(), "sharded")
+                .unwrap()
+                .inner_chunks(),
+            &[4, 5]
+        );
+        // Unwritten source chunks stay unwritten.
+        assert!(store.contains("plain/c/1/0").unwrap());
+        assert!(!store.contains("plain/c/2/0").unwrap());
+        // A v3 array copies as v3 with other codecs; it cannot become v2.
+        let v3 = Array::open(store.clone(), "sharded").unwrap();
+        let (again, _) = copy_recording(
+            &v3,
+            &store,
+            "again",
+            r#"{"codecs": [{"name": "bytes"}]}"#,
+            1 << 12,
+        )
+        .unwrap();
+        assert!(same_values(&read_all(&again), &values));
+        let err = copy_recording(&v3, &store, "v2", r#"{"zarr_format": 2}"#, 1 << 12).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+        let err =
+            copy_recording(&v3, &store, "v2", r#"{"compressor": null}"#, 1 << 12).unwrap_err();
+        assert!(err.to_string().contains("chunk_grid"), "{err}");
+    }
+
+    #[test]
+    fn converts_v2_strings_to_v3() {
+        let store = memory();
+        let meta = r#"{"shape": [5], "chunks": [2], "dtype": "|O", "fill_value": "",
+            "filters": [{"id": "vlen-utf8"}]}"#;
+        let src = Array::create(store.clone(), "s", meta).unwrap();
+        src.write_vlen(&[0], &[5], &[0, 1, 1, 3, 6, 10], b"abcdefghij")
+            .unwrap();
+        let (copy, _) =
+            copy_recording(&src, &store, "s3", r#"{"zarr_format": 3}"#, 1 << 20).unwrap();
+        assert_eq!(copy.metadata_json()["data_type"], json!("string"));
+        let (mut offsets, mut data) = (vec![0i64; 6], vec![0u8; 10]);
+        copy.read_vlen(&[0], &[5], &mut offsets, &mut data).unwrap();
+        assert_eq!(
+            (offsets.as_slice(), data.as_slice()),
+            (&[0, 1, 1, 3, 6, 10][..], &b"abcdefghij"[..])
+        );
+    }
+
+    #[test]
     fn refuses_changes_a_copy_cannot_make() {
         let store = memory();
         let (src, _) = source(&store, "C");
@@ -412,7 +568,8 @@ mod tests {
             (r#"{"shape": [37, 24]}"#, "InvalidArgument"),
             (r#"{"dtype": "<f4"}"#, "Unsupported"),
             (r#"{"dtype": "bogus"}"#, "Unsupported"),
-            (r#"{"zarr_format": 3}"#, "Unsupported"),
+            (r#"{"zarr_format": 4}"#, "InvalidArgument"),
+            (r#"{"codecs": []}"#, "InvalidArgument"),
             (r#"{"colour": "blue"}"#, "InvalidArgument"),
             ("[1]", "InvalidArgument"),
             ("{", "InvalidArgument"),
