@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 impl Array {
     /// What the array holds and what it takes in the store: `nbytes` (the values, for
     /// fixed-size types), `nbytes_stored` (every key of the array: metadata, attributes and
-    /// chunks), their ratio, and how many of its chunks are stored out of how many there are.
+    /// chunks), their ratio, and how many of its chunks (shards) are stored out of how many
+    /// there are; with the format's codec description (v2: order, compressor, filters; v3: the
+    /// data type as named there, the inner chunk shape, the codecs).
     pub fn info(&self) -> Result<Value> {
         let prefix = path::join(&self.path, "");
         let mut stored: u64 = 0;
@@ -37,23 +39,31 @@ impl Array {
         let ratio = nbytes
             .filter(|_| stored > 0)
             .map(|n| n as f64 / stored as f64);
-        Ok(json!({
+        let mut info = json!({
             "path": self.path,
+            "zarr_format": self.zarr_format(),
             "dtype": meta.dtype.to_json(),
             "shape": shape,
             "chunks": meta.chunks,
-            "order": self.metadata_json().get("order").cloned(),
-            "compressor": self.pipeline.compressor_config(),
-            "filters": match &meta.format {
-                FormatMetadata::V2 { filters, .. } => json!(filters),
-                FormatMetadata::V3 { codecs, .. } => json!(codecs),
-            },
             "nbytes": nbytes,
             "nbytes_stored": stored,
             "storage_ratio": ratio,
             "chunks_initialized": chunks_initialized,
             "chunks_total": chunks_total,
-        }))
+        });
+        match &meta.format {
+            FormatMetadata::V2 { filters, .. } => {
+                info["order"] = json!(self.metadata_json().get("order"));
+                info["compressor"] = json!(self.pipeline.compressor_config());
+                info["filters"] = json!(filters);
+            }
+            FormatMetadata::V3 { document, .. } => {
+                info["data_type"] = document.get("data_type").unwrap_or_default();
+                info["inner_chunks"] = json!(self.inner_chunks());
+                info["codecs"] = document.get("codecs").unwrap_or_default();
+            }
+        }
+        Ok(info)
     }
 
     /// The grid position of the chunk (or shard) a key name below the array names (`"3.1"`,
@@ -77,6 +87,7 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use crate::{Array, OpenMode, StoreHandle};
+    use serde_json::json;
 
     #[test]
     fn counts_stored_chunks_and_bytes() {
@@ -95,5 +106,32 @@ mod tests {
             .map(|k| store.get(k).unwrap().unwrap().len() as u64)
             .sum();
         assert_eq!(info["nbytes_stored"], keys_size);
+        assert_eq!(
+            (&info["zarr_format"], &info["order"]),
+            (&json!(2), &json!("C"))
+        );
+    }
+
+    #[test]
+    fn describes_v3_codecs_and_counts_shards() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let doc = r#"{"zarr_format": 3, "shape": [10, 10], "data_type": "int32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5, 10]}},
+            "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [5, 5]}}]}"#;
+        let a = Array::create(store.clone(), "a", doc).unwrap();
+        a.write_region(&[0, 0], &[5, 4], &[1u8; 80]).unwrap();
+        let info = a.info().unwrap();
+        assert_eq!(info["zarr_format"], 3);
+        assert_eq!(
+            (&info["chunks_initialized"], &info["chunks_total"]),
+            (&json!(1), &json!(2))
+        );
+        assert_eq!(
+            (&info["chunks"], &info["inner_chunks"]),
+            (&json!([5, 10]), &json!([5, 5]))
+        );
+        assert_eq!(info["data_type"], "int32");
+        assert_eq!(info["codecs"][0]["name"], "sharding_indexed");
+        assert!(info.get("compressor").is_none());
     }
 }

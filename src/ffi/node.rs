@@ -78,10 +78,12 @@ pub unsafe extern "C" fn zarr_store_move(
     })
 }
 
-/// Diagnostics like zarr-python's `info`, as JSON: `path`, `dtype`, `shape`, `chunks`,
-/// `order`, `compressor`, `filters`, `nbytes` (the values; null for object arrays),
-/// `nbytes_stored` (all of the array's keys), `storage_ratio`, `chunks_initialized` and
-/// `chunks_total` (`nbytes` and `chunks_total` are null where they exceed 2^64 - 1). Free with `zarr_string_free`.
+/// Diagnostics like zarr-python's `info`, as JSON: `path`, `zarr_format`, `dtype` (the NumPy
+/// type string), `shape`, `chunks` (for a sharded array: the shards), `nbytes` (the values;
+/// null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
+/// `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
+/// null where they exceed 2^64 - 1); then for a v2 array `order`, `compressor` and `filters`,
+/// for a v3 array `data_type` and `codecs` as in its `zarr.json` and `inner_chunks`. Free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.
