@@ -563,7 +563,8 @@ zarr_status zarr_array_write(zarr_array *array,
 /**
  * Turns this handle's in-memory cache of decoded chunks on, with a budget of `max_bytes`, or
  * off with 0 (the default), which frees it. With it on, reads keep the chunks they decode
- * (and the mark of chunks never written), least recently used first out, so repeated small
+ * (and the mark of chunks never written; for a sharded array, its inner chunks), least
+ * recently used first out, so repeated small
  * reads of the same chunks skip the store and the decompressor. Each chunk is charged its
  * decoded size plus 64 bytes; chunks larger than the budget are read as without a cache.
  * Writes through this handle invalidate the chunks they touch, so its reads always see its
@@ -932,10 +933,12 @@ zarr_status zarr_store_delete(zarr_store *store, const char *path);
 zarr_status zarr_store_move(zarr_store *store, const char *from, const char *to);
 
 /**
- * Diagnostics like zarr-python's `info`, as JSON: `path`, `dtype`, `shape`, `chunks`,
- * `order`, `compressor`, `filters`, `nbytes` (the values; null for object arrays),
- * `nbytes_stored` (all of the array's keys), `storage_ratio`, `chunks_initialized` and
- * `chunks_total` (`nbytes` and `chunks_total` are null where they exceed 2^64 - 1). Free with `zarr_string_free`.
+ * Diagnostics like zarr-python's `info`, as JSON: `path`, `zarr_format`, `dtype` (the NumPy
+ * type string), `shape`, `chunks` (for a sharded array: the shards), `nbytes` (the values;
+ * null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
+ * `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
+ * null where they exceed 2^64 - 1); then for a v2 array `order`, `compressor` and `filters`,
+ * for a v3 array `data_type` and `codecs` as in its `zarr.json` and `inner_chunks`. Free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.

@@ -140,6 +140,29 @@ impl Twin {
 #[test]
 fn every_write_path_of_the_handle_invalidates() {
     let meta = json!({"shape": [10, 9], "chunks": [4, 4], "dtype": "<u4", "fill_value": 0, "compressor": zstd()});
+    every_write_path_invalidates(meta, Some("a/1.1"));
+}
+
+#[test]
+fn every_write_path_of_a_sharded_array_invalidates() {
+    let meta = json!({"zarr_format": 3, "shape": [10, 9], "data_type": "uint32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 8]}},
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 4],
+            "codecs": [{"name": "bytes"}, {"name": "zstd"}]}}]});
+    let t = every_write_path_invalidates(meta, None);
+    assert_eq!(t.cached.inner_chunks(), &[4, 4]);
+    // Inner chunks are cached: a shrink that erases whole shards invalidates them too.
+    t.check("a shrink and a regrowth", |a| {
+        a.resize(&[7, 7]).unwrap();
+        a.resize(&[10, 9]).unwrap();
+    });
+    assert_eq!(read(&t.cached, &[9, 8], &[1, 1]), [0]);
+}
+
+/// Runs every write path on a cached handle of an array of `meta` (10 x 9 `u4` in 4 x 4
+/// chunks, fill 0), checking after each that it reads what the store holds; `erased` is the
+/// key a write of fill values over chunk (1, 1) erases.
+fn every_write_path_invalidates(meta: serde_json::Value, erased: Option<&str>) -> Twin {
     let t = Twin::new(meta);
     let full: Vec<u32> = (1..=90).collect();
     t.check("a whole write", |a| {
@@ -182,7 +205,9 @@ fn every_write_path_of_the_handle_invalidates() {
         a.write_region(&[4, 4], &[4, 4], &bytes_of(&[0; 16]))
             .unwrap()
     });
-    assert!(!t.store.contains("a/1.1").unwrap());
+    if let Some(key) = erased {
+        assert!(!t.store.contains(key).unwrap());
+    }
     t.check("a write into an erased chunk", |a| {
         a.write_region(&[5, 5], &[1, 1], &bytes_of(&[1100]))
             .unwrap()
@@ -190,6 +215,9 @@ fn every_write_path_of_the_handle_invalidates() {
     t.check("a failed write (nothing changes)", |a| {
         assert!(a.write_region(&[9, 0], &[2, 1], &[0; 8]).is_err())
     });
+    let stats = t.cached.chunk_cache_stats();
+    assert!(stats.hits > 0 && stats.misses > 0, "{stats:?}");
+    t
 }
 
 #[test]

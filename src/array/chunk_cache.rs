@@ -53,6 +53,7 @@ pub(super) enum Lookup {
 
 /// The generation of a key's stripe when a reader missed; an insert with a ticket that a
 /// write has since outdated is dropped.
+#[derive(Clone, Copy)]
 pub(super) struct Ticket {
     stripe: usize,
     generation: u64,

@@ -266,8 +266,9 @@ impl Array {
         f: impl Fn(&ChunkTask, Option<&[u8]>) -> Result<()> + Sync,
     ) -> Result<()> {
         if self.sharding.is_some() {
-            return self
-                .read_stored_chunks(plan_chunks(plan), &|i, raw| f(&plan.chunk(i as u64), raw));
+            return self.read_stored_chunks(plan_chunks(plan), &|i, _, raw| {
+                f(&plan.chunk(i as u64), raw)
+            });
         }
         self.for_each_task(plan, |task| {
             self.with_stored_chunk(&self.chunk_key(&task.coords), |raw| f(task, raw))

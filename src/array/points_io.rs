@@ -19,18 +19,15 @@ impl Array {
             let chunks = (0..plan.chunk_count())
                 .map(|i| (i, plan.group(i).coords.to_vec()))
                 .collect();
-            return self.read_stored_chunks(chunks, &|i, raw| {
-                let group = plan.group(i);
-                let pairs = [self.point_offsets(&group, true)];
-                let Some(raw) = raw else {
-                    // SAFETY: every point owns its own element of `out`.
-                    return unsafe { fill_elements(out, &pairs, &self.fill_native) };
-                };
-                let name = self.chunk_name(group.coords);
-                self.with_decoded_chunk(raw, &name, |chunk| {
-                    // SAFETY: as above.
-                    unsafe { copy_elements(chunk, out, &pairs, &self.element) }
-                })
+            return self.read_decoded_chunks(chunks, &|i, _, chunk| {
+                let pairs = [self.point_offsets(&plan.group(i), true)];
+                // SAFETY: every point owns its own element of `out`.
+                unsafe {
+                    match chunk {
+                        None => fill_elements(out, &pairs, &self.fill_native),
+                        Some(chunk) => copy_elements(chunk, out, &pairs, &self.element),
+                    }
+                }
             });
         }
         self.for_each_group(&plan, |group| {

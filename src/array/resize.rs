@@ -57,6 +57,10 @@ impl Array {
                 .par_iter()
                 .try_for_each(|coords| self.erase_chunk(&self.chunk_key(coords)))
         })?;
+        if self.sharding.is_some() {
+            // The cache holds inner chunks, which erasing their shards did not invalidate.
+            self.clear_chunk_cache();
+        }
         {
             // Read again under the lock, so attributes written meanwhile are kept.
             let _lock = self.store.lock_chunk(&stored.key);

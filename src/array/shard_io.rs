@@ -16,16 +16,18 @@
 //! none is not stored either, and a shard left with none is erased.
 
 use super::buffer::BufferLayout;
+use super::chunk_cache::Lookup;
 use super::chunk_io::{with_scratch, with_stored_buffer};
 use super::Array;
 use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
-use crate::error::{Error, Result};
+use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The most sub-chunks one shard may hold (its index is 16 bytes each).
 const MAX_INNER_CHUNKS: u64 = 1 << 28;
@@ -39,8 +41,8 @@ const EMPTY: u64 = u64::MAX;
 /// A chunk a call touches: the caller's id for it and its innermost-chunk grid coordinates.
 pub(super) type ChunkRef = (usize, Vec<u64>);
 
-/// What a read does with a chunk: `(id, stored bytes or None when never written)`.
-type ReadChunk<'a> = &'a (dyn Fn(usize, Option<&[u8]>) -> Result<()> + Sync);
+/// What a read does with a chunk: `(id, coordinates, bytes or None when never written)`.
+type ReadChunk<'a> = &'a (dyn Fn(usize, &[u64], Option<&[u8]>) -> Result<()> + Sync);
 
 /// What a write makes of a chunk: `(id, old stored bytes)` to the new ones (`None`: not stored).
 type UpdateChunk<'a> = &'a (dyn Fn(usize, Option<&[u8]>) -> Result<Option<Vec<u8>>> + Sync);
@@ -390,7 +392,7 @@ impl Array {
             let key = self.chunk_key(shard);
             let name = format!("shard {key:?}");
             let Some(mut reader) = self.store.open_value(&key)? else {
-                return for_each(chunks, |(id, _)| f(*id, None));
+                return for_each(chunks, |(id, coords)| f(*id, coords, None));
             };
             let len = reader.len();
             let top = &layout.levels[0];
@@ -432,10 +434,10 @@ impl Array {
         let Some(next) = layout.levels.get(level + 1) else {
             return for_each(chunks, |(id, coords)| {
                 match index[layout.position(level, coords)] {
-                    None => f(*id, None),
+                    None => f(*id, coords, None),
                     Some((offset, n)) => {
                         let name = self.chunk_name(coords).to_string();
-                        region.with_bytes(offset, n, &name, |raw| f(*id, Some(raw)))
+                        region.with_bytes(offset, n, &name, |raw| f(*id, coords, Some(raw)))
                     }
                 }
             });
@@ -446,7 +448,7 @@ impl Array {
         for_each(&runs, |run| {
             let pos = layout.position(level, &run[0].1);
             let Some((offset, n)) = index[pos] else {
-                return run.iter().try_for_each(|(id, _)| f(*id, None));
+                return run.iter().try_for_each(|(id, coords)| f(*id, coords, None));
             };
             let name = format!("{name} inner shard {pos}");
             if next.whole.is_identity() {
@@ -486,10 +488,14 @@ impl Array {
                 }
                 other => other.as_deref().map(Cow::Borrowed),
             };
-            match self.rebuild(0, old.as_deref(), &name, chunks, f)? {
+            let result = match self.rebuild(0, old.as_deref(), &name, chunks, f)? {
                 Some(bytes) => self.store.set(&key, &bytes),
                 None => self.erase_chunk(&key),
+            };
+            for (_, coords) in chunks {
+                self.chunk_cache.invalidate(&self.cache_key(coords));
             }
+            result
         };
         parallel::run(|| for_each(&shards, write_shard))
     }
@@ -550,7 +556,8 @@ impl Array {
 
 impl Array {
     /// Reads an orthogonal selection of a sharded array: each touched chunk decoded straight
-    /// into the caller's buffer where it lands whole, else through this thread's scratch.
+    /// into the caller's buffer where it lands whole, else through this thread's scratch (or
+    /// the chunk cache, when it is on).
     pub(super) fn read_sharded(
         &self,
         plan: &OrthogonalPlan,
@@ -559,26 +566,80 @@ impl Array {
         how: &ElementCopy,
         fill: &[u8],
     ) -> Result<()> {
-        self.read_stored_chunks(plan_chunks(plan), &|i, raw| {
-            let task = plan.chunk(i as u64);
-            let dims = self.task_offsets(&task, buffer, true);
+        let scatter = |i: usize, chunk: Option<&[u8]>| {
+            let dims = self.task_offsets(&plan.chunk(i as u64), buffer, true);
+            // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
+            // layout.
+            unsafe {
+                match chunk {
+                    None => fill_elements(out, &dims, fill),
+                    Some(chunk) => copy_elements(chunk, out, &dims, how),
+                }
+            }
+        };
+        if self.caches_chunks() {
+            return self.read_decoded_chunks(plan_chunks(plan), &|i, _, chunk| scatter(i, chunk));
+        }
+        self.read_stored_chunks(plan_chunks(plan), &|i, coords, raw| {
             let Some(raw) = raw else {
-                // SAFETY: the tasks of one selection write disjoint elements of a
-                // non-overlapping layout.
-                return unsafe { fill_elements(out, &dims, fill) };
+                return scatter(i, None);
             };
-            let name = self.chunk_name(&task.coords);
+            let task = plan.chunk(i as u64);
+            let name = self.chunk_name(coords);
             if self.chunk_is_buffer_run(&task, buffer, how) {
+                let dims = self.task_offsets(&task, buffer, true);
                 let start: usize = dims.iter().map(|d| d[0].1).sum();
                 // SAFETY: as above; this range is exactly this chunk's elements.
                 let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
                 return self.decode_chunk(raw, target, &name);
             }
-            self.with_decoded_chunk(raw, &name, |chunk| {
-                // SAFETY: as above.
-                unsafe { copy_elements(chunk, out, &dims, how) }
-            })
+            self.with_decoded_chunk(raw, &name, |chunk| scatter(i, Some(chunk)))
         })
+    }
+
+    /// Runs `f(id, coordinates, decoded chunk or None when never written)` for each of
+    /// `chunks`: from the chunk cache when it is on (what it misses read, decoded and cached),
+    /// else decoded into this thread's scratch.
+    pub(super) fn read_decoded_chunks(&self, chunks: Vec<ChunkRef>, f: ReadChunk) -> Result<()> {
+        if !self.caches_chunks() {
+            return self.read_stored_chunks(chunks, &|id, coords, raw| match raw {
+                None => f(id, coords, None),
+                Some(raw) => {
+                    let name = self.chunk_name(coords);
+                    self.with_decoded_chunk(raw, &name, |chunk| f(id, coords, Some(chunk)))
+                }
+            });
+        }
+        let mut misses = Vec::new();
+        let mut tickets = HashMap::new();
+        for (id, coords) in chunks {
+            match self.chunk_cache.lookup(&self.cache_key(&coords)) {
+                Lookup::Hit(chunk) => f(id, &coords, chunk.as_deref().map(Vec::as_slice))?,
+                Lookup::Miss(ticket) => {
+                    tickets.insert(id, ticket);
+                    misses.push((id, coords));
+                }
+            }
+        }
+        self.read_stored_chunks(misses, &|id, coords, raw| {
+            let chunk = match raw {
+                None => None,
+                Some(raw) => {
+                    let mut chunk = try_alloc_zeroed(self.chunk_nbytes, "a cached chunk")?;
+                    self.decode_chunk(raw, &mut chunk, &self.chunk_name(coords))?;
+                    Some(Arc::new(chunk))
+                }
+            };
+            let ticket = tickets[&id];
+            self.chunk_cache
+                .insert(self.cache_key(coords), chunk.clone(), ticket);
+            f(id, coords, chunk.as_deref().map(Vec::as_slice))
+        })
+    }
+
+    /// The chunk cache's key of the inner chunk at `coords`.
+    fn cache_key(&self, coords: &[u64]) -> String {
+        self.chunk_name(coords).to_string()
     }
 
     /// Writes an orthogonal selection of a sharded array: each touched chunk is patched (or,

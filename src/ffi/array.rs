@@ -431,7 +431,8 @@ pub unsafe extern "C" fn zarr_array_write(
 
 /// Turns this handle's in-memory cache of decoded chunks on, with a budget of `max_bytes`, or
 /// off with 0 (the default), which frees it. With it on, reads keep the chunks they decode
-/// (and the mark of chunks never written), least recently used first out, so repeated small
+/// (and the mark of chunks never written; for a sharded array, its inner chunks), least
+/// recently used first out, so repeated small
 /// reads of the same chunks skip the store and the decompressor. Each chunk is charged its
 /// decoded size plus 64 bytes; chunks larger than the budget are read as without a cache.
 /// Writes through this handle invalidate the chunks they touch, so its reads always see its
