@@ -172,7 +172,7 @@ fn metadata_with_overrides(src: &Array, overrides_json: &str) -> Result<Value> {
             }
             k if k == dtype_key && value != doc[k] && !same_v2_dtype(src, &value, format) => {
                 return Err(Error::Unsupported(format!(
-                    "a copy keeps the data type {} (asked for {value}): converting data types is not supported",
+                    "a copy keeps the {k} {} (asked for {value}): converting data types is not supported",
                     doc[k]
                 )))
             }
