@@ -4,10 +4,12 @@
 //! v2 arrays give filters + compressor + order; v3 arrays an explicit chain: array→array codecs
 //! (`transpose` becomes the decoded chunk's layout; element-wise and numcodecs filters become
 //! byte steps), exactly one array→bytes codec (`bytes` decides the stored byte order;
+//! `packbits` stores little-endian elements' chosen bits as the first byte step;
 //! `vlen-utf8`/`vlen-bytes` the object codec; `sharding_indexed` nests a whole chain for the
 //! inner chunks), then bytes→bytes codecs. The same implementations serve the v2 ids and the v3
 //! names (`zstd`, `numcodecs.zstd`), so stored bytes are the same whichever names them.
 
+use super::bit_packing::BitPacking;
 use super::filter::{self};
 use super::filters::numeric::ElemType;
 use super::pipeline::{CodecPipeline, Step};
@@ -152,7 +154,9 @@ fn kind_of(name: &str) -> Option<Kind> {
     let numcodecs = name.strip_prefix("numcodecs.");
     match name {
         "transpose" | "bitround" => Some(Kind::ArrayToArray),
-        "bytes" | "vlen-utf8" | "vlen-bytes" | "sharding_indexed" => Some(Kind::ArrayToBytes),
+        "bytes" | "packbits" | "vlen-utf8" | "vlen-bytes" | "sharding_indexed" => {
+            Some(Kind::ArrayToBytes)
+        }
         "gzip" | "zstd" | "blosc" | "crc32c" => Some(Kind::BytesToBytes),
         _ => match numcodecs {
             Some(id) if NUMCODECS_ARRAY_FILTERS.contains(&id) => Some(Kind::ArrayToArray),
@@ -230,8 +234,7 @@ impl<'a> Builder<'a> {
                 Kind::ArrayToArray => self.array_to_array(name, config, &mut steps).map_err(at)?,
                 Kind::ArrayToBytes => {
                     kind = Kind::BytesToBytes;
-                    self.array_to_bytes(name, config, !steps.is_empty())
-                        .map_err(at)?
+                    self.array_to_bytes(name, config, &mut steps).map_err(at)?
                 }
                 Kind::BytesToBytes => self.bytes_to_bytes(name, config, &mut steps).map_err(at)?,
             };
@@ -239,7 +242,7 @@ impl<'a> Builder<'a> {
         }
         if kind != Kind::BytesToBytes {
             return Err(Error::InvalidMetadata(
-                "codecs: the chain has no array→bytes codec (bytes, vlen-utf8, vlen-bytes or sharding_indexed)".into(),
+                "codecs: the chain has no array→bytes codec (bytes, packbits, vlen-utf8, vlen-bytes or sharding_indexed)".into(),
             ));
         }
         self.out.pipeline = CodecPipeline::from_steps(steps);
@@ -299,8 +302,9 @@ impl<'a> Builder<'a> {
         &mut self,
         name: &str,
         config: &Map<String, Value>,
-        filtered: bool,
+        steps: &mut Vec<Step>,
     ) -> Result<Value> {
+        let filtered = !steps.is_empty();
         match (name, self.object) {
             ("vlen-utf8", Some(ObjectKind::Text)) | ("vlen-bytes", Some(ObjectKind::Bytes)) => {
                 let id = if name == "vlen-utf8" {
@@ -337,6 +341,22 @@ impl<'a> Builder<'a> {
                 ));
             }
             return self.sharding(config);
+        }
+        if name == "packbits" {
+            if filtered && ByteOrder::NATIVE != ByteOrder::Little && self.elem.size() > 1 {
+                return Err(Error::Unsupported(
+                    "array→array filters before packbits on a big-endian machine".into(),
+                ));
+            }
+            let count = self
+                .chunk_shape
+                .iter()
+                .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+                .ok_or_else(|| Error::TooLarge("a chunk of more than 2⁶⁴ elements".into()))?;
+            let (codec, canonical) = BitPacking::from_config(config, &self.elem, count)?;
+            self.out.byte_order = Some(ByteOrder::Little);
+            steps.push(Step::Filter(Box::new(codec)));
+            return Ok(canonical);
         }
         // `bytes`
         let endian = match config.get("endian") {

@@ -14,6 +14,7 @@ pub use chain::{ChunkCodecs, ShardIndexCodecs, Sharding};
 pub use filter::{filter_from_config, Filter};
 pub use pipeline::{CodecPipeline, Step};
 
+mod bit_packing;
 mod blosc;
 mod bz2;
 mod chain;
