@@ -13,6 +13,7 @@ use super::bit_packing::BitPacking;
 use super::filter::{self};
 use super::filters::numeric::ElemType;
 use super::pipeline::{CodecPipeline, Step};
+use super::swap_bytes::SwapBytes;
 use super::{blosc, filters, gzip, zstd, CodecContext};
 use crate::dtype::v3::{name_and_configuration, ObjectKind};
 use crate::dtype::{ByteOrder, DataType, DataTypeKind, ObjectCodec};
@@ -370,10 +371,11 @@ impl<'a> Builder<'a> {
             }
         };
         let order = endian.unwrap_or(ByteOrder::Little);
-        if filtered && order != ByteOrder::NATIVE && self.elem.size() > 1 {
-            return Err(Error::Unsupported(
-                "array→array filters on an array stored in non-native byte order".into(),
-            ));
+        if filtered && order != ByteOrder::NATIVE {
+            // Filters produce native elements: swapping them is the first byte step.
+            if let Some(swap) = SwapBytes::for_elements(&self.elem)? {
+                steps.push(Step::Filter(Box::new(swap)));
+            }
         }
         self.out.byte_order = Some(if filtered { ByteOrder::NATIVE } else { order });
         Ok(if self.dtype.has_byte_order() {

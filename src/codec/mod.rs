@@ -26,6 +26,7 @@ mod lz4;
 mod lzma;
 mod pipeline;
 mod stream;
+mod swap_bytes;
 #[cfg(test)]
 mod testutil;
 mod zlib;

@@ -86,7 +86,9 @@ pub unsafe extern "C" fn zarr_array_dtype(
 }
 
 /// The NumPy type string as stored, e.g. `"<f8"` or `"<M8[10s]"` (for a structured type, its
-/// JSON list of fields); free it with `zarr_string_free`.
+/// JSON list of fields); free it with `zarr_string_free`. A v3 array whose filters (array→array
+/// codecs other than `transpose`) change its values before `bytes` names the native order: the
+/// `bytes` endian applies to what the filters produce.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_typestr` writable.

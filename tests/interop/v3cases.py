@@ -40,6 +40,7 @@ import itertools
 import json
 import math
 import random
+import sys
 import warnings
 
 import numpy as np
@@ -397,11 +398,16 @@ def sharding_levels(codecs, ndim):
 
 
 def stored_endian(codecs):
-    """The endian of the innermost bytes codec (None for strings or when not given)."""
+    """The endian of the innermost bytes codec (None for strings or when not given), as libzarr reports the stored
+    type: filters other than transpose before it turn the values into other elements, so there the array's
+    elements are native (the endian applies to the filters' output)."""
+    filtered = False
     while True:
-        _, a2b, _ = split_codecs(codecs)
+        filters, a2b, _ = split_codecs(codecs)
+        filtered |= any(c["name"] != "transpose" for c in filters)
         if a2b["name"] != "sharding_indexed":
-            return (a2b.get("configuration") or {}).get("endian")
+            endian = (a2b.get("configuration") or {}).get("endian")
+            return sys.byteorder if filtered and endian else endian
         codecs = a2b["configuration"]["codecs"]
 
 
