@@ -175,6 +175,8 @@ impl Array {
         if let Some(order) = codecs.byte_order {
             metadata.dtype = metadata.dtype.with_byte_order(order);
         }
+        codecs
+            .check_fill_through_sharding(&metadata.fill_value.bytes_or_zero(metadata.dtype.size))?;
         let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &metadata.chunks)?;
         let chunk_shape = match &sharding {
             Some(s) => s.chunk_shape().to_vec(),

@@ -61,6 +61,9 @@ pub struct ChunkCodecs {
     pub pipeline: CodecPipeline,
     /// The sharding codec, when chunks are shards.
     pub sharding: Option<Box<Sharding>>,
+    /// How many of the pipeline's first steps are element-wise filters written before an
+    /// enclosing `sharding_indexed` (they end up in the innermost chunks' chain).
+    pub hoisted: usize,
     /// The v3 codec list with every configuration completed, as zarr-python 3 writes it.
     pub canonical: Vec<Value>,
 }
@@ -105,6 +108,7 @@ impl ChunkCodecs {
             object,
             pipeline: CodecPipeline::new(Some(rest), compressor, &stage_dtype)?,
             sharding: None,
+            hoisted: 0,
             canonical: Vec::new(),
         })
     }
@@ -119,6 +123,28 @@ impl ChunkCodecs {
     ) -> Result<ChunkCodecs> {
         let layout = (0..chunk_shape.len()).collect();
         Builder::new(dtype, object, chunk_shape, layout).build(codecs)
+    }
+}
+
+impl ChunkCodecs {
+    /// Checks that `fill` (one element, native bytes) survives the filters written before
+    /// `sharding_indexed`, which run on the innermost chunks. libzarr reads a missing inner
+    /// chunk as the fill value, zarr-python as the filtered fill value decoded back; where the
+    /// two differ the array is refused rather than read differently.
+    pub fn check_fill_through_sharding(&self, fill: &[u8]) -> Result<()> {
+        let mut innermost = self;
+        while let Some(sharding) = &innermost.sharding {
+            innermost = &sharding.inner;
+        }
+        for count in 1..=innermost.hoisted {
+            let decoded = innermost.pipeline.prefix_round_trip(count, fill)?;
+            if decoded != fill {
+                return Err(Error::Unsupported(format!(
+                    "filters before sharding_indexed that change the fill value (its bytes {fill:02x?} decode back as {decoded:02x?}): missing inner chunks would read differently in other implementations"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -151,6 +177,10 @@ const NUMCODECS_ARRAY_FILTERS: [&str; 6] = [
     "packbits",
 ];
 
+/// Filters that map each element on its own (so they may run on inner chunks instead of
+/// shards).
+const ELEMENT_WISE_FILTERS: [&str; 4] = ["fixedscaleoffset", "quantize", "bitround", "astype"];
+
 fn kind_of(name: &str) -> Option<Kind> {
     let numcodecs = name.strip_prefix("numcodecs.");
     match name {
@@ -179,6 +209,9 @@ struct Builder<'a> {
     elem: ElemType,
     /// An array→array filter whose result depends on the element order has run.
     order_dependent: bool,
+    /// Steps the chain starts with: element-wise filters written before the enclosing
+    /// `sharding_indexed`, applied to each inner chunk instead of the whole shard.
+    prefix: Vec<Step>,
 }
 
 impl<'a> Builder<'a> {
@@ -200,12 +233,14 @@ impl<'a> Builder<'a> {
             },
             elem: ElemType::of_array(&dtype.with_byte_order(ByteOrder::NATIVE)),
             order_dependent: false,
+            prefix: Vec::new(),
         }
     }
 
     fn build(mut self, codecs: &[Value]) -> Result<ChunkCodecs> {
         let mut kind = Kind::ArrayToArray;
-        let mut steps = Vec::new();
+        let mut steps = std::mem::take(&mut self.prefix);
+        let hoisted = steps.len();
         for (i, codec) in codecs.iter().enumerate() {
             let (name, config) = name_and_configuration(codec, "codec")?;
             let empty = Map::new();
@@ -245,6 +280,9 @@ impl<'a> Builder<'a> {
             return Err(Error::InvalidMetadata(
                 "codecs: the chain has no array→bytes codec (bytes, packbits, vlen-utf8, vlen-bytes or sharding_indexed)".into(),
             ));
+        }
+        if self.out.sharding.is_none() {
+            self.out.hoisted = hoisted;
         }
         self.out.pipeline = CodecPipeline::from_steps(steps);
         Ok(self.out)
@@ -336,12 +374,7 @@ impl<'a> Builder<'a> {
             _ => {}
         }
         if name == "sharding_indexed" {
-            if filtered {
-                return Err(Error::Unsupported(
-                    "array→array filters before sharding_indexed (transpose is supported)".into(),
-                ));
-            }
-            return self.sharding(config);
+            return self.sharding(config, std::mem::take(steps));
         }
         if name == "packbits" {
             if filtered && ByteOrder::NATIVE != ByteOrder::Little && self.elem.size() > 1 {
@@ -390,7 +423,17 @@ impl<'a> Builder<'a> {
         })
     }
 
-    fn sharding(&mut self, config: &Map<String, Value>) -> Result<Value> {
+    /// The `sharding_indexed` codec; `filters` are the array→array filters before it, which
+    /// must be element-wise: applying them to each inner chunk is applying them to the shard.
+    fn sharding(&mut self, config: &Map<String, Value>, filters: Vec<Step>) -> Result<Value> {
+        if let Some(id) = filters.iter().find_map(|s| match s {
+            Step::Filter(f) if !ELEMENT_WISE_FILTERS.contains(&f.id()) => Some(f.id()),
+            _ => None,
+        }) {
+            return Err(Error::Unsupported(format!(
+                "the {id} filter before sharding_indexed (its result depends on the element order; element-wise filters such as fixedscaleoffset, and transpose, are supported)"
+            )));
+        }
         let ndim = self.chunk_shape.len();
         let view = self.out.layout.clone();
         let inner_seen: Vec<u64> = config
@@ -423,7 +466,9 @@ impl<'a> Builder<'a> {
             }
         };
         let inner_codecs = list("codecs", json!([{"name": "bytes"}]))?;
-        let chain = Builder::new(self.dtype, self.object, &inner, view.clone())
+        let mut builder = Builder::new(self.dtype, self.object, &inner, view.clone());
+        (builder.elem, builder.prefix) = (self.elem.clone(), filters);
+        let chain = builder
             .build(&inner_codecs)
             .map_err(|e| e.context("inner codecs"))?;
         let index_list = list(

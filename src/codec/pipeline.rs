@@ -79,6 +79,22 @@ impl CodecPipeline {
         CodecPipeline { steps }
     }
 
+    /// `value` (a few whole elements) encoded by the first `count` steps and decoded back.
+    pub fn prefix_round_trip(&self, count: usize, value: &[u8]) -> Result<Vec<u8>> {
+        let steps = &self.steps[..count];
+        let mut encoded = value.to_vec();
+        for step in steps {
+            encoded = step.encode(&encoded)?;
+        }
+        // No stage of a few elements exceeds 16 bytes per input byte.
+        let cap = value.len().max(16) * 16;
+        let mut decoded = encoded;
+        for step in steps.iter().rev() {
+            decoded = step.decode(&decoded, cap)?;
+        }
+        Ok(decoded)
+    }
+
     /// No steps: stored chunks are the raw bytes.
     pub fn is_identity(&self) -> bool {
         self.steps.is_empty()

@@ -338,38 +338,74 @@ def test_numcodecs_codecs(tmp_path, label):
         check_libzarr_view(arr, case, load_json(root / "zarr.json"), expected)
 
 
-# ---------------------------------------------------------------- filters before a big-endian `bytes`
-# numcodecs filters produce native elements, which `bytes` then stores big-endian. zarr-python 3.1.6 misreads its
-# own such chunks (v3cases.py), so zarrs is the peer here, and the stored bytes are checked against NumPy.
-FILTERED_BIG_ENDIAN = {
-    "fixedscaleoffset-i2": ("float32", 1.5, (19, 26), (8, 9), "<i2"),
-    "fixedscaleoffset-i4-zstd": ("float64", -2.0, (40,), (16,), "<i4"),
+# ---------------------------------------------------------------- filters before a big-endian `bytes` or sharding
+# numcodecs filters produce native elements, which `bytes` then stores big-endian; before sharding_indexed, libzarr
+# runs element-wise filters on each inner chunk. zarr-python 3.1.6 misreads its own chunks of the first kind
+# (v3cases.py) and cannot write the second (numcodecs.fixedscaleoffset flattens the shard before sharding sees
+# it; with a transpose between them it also reads the elements in the wrong order), so zarrs is the peer here.
+def fso(dtype, astype, offset=1.5, scale=4):
+    return nc("fixedscaleoffset", offset=offset, scale=scale, dtype=dtype, astype=astype)
+
+
+def shard(inner, codecs):
+    return {"name": "sharding_indexed", "configuration": {"chunk_shape": list(inner), "codecs": codecs,
+                                                           "index_codecs": [LE, CRC], "index_location": "end"}}
+
+
+# label: as CASES
+FILTERED = {
+    "fso-i2-be": ("float32", 1.5, (19, 26), (8, 9), [fso("<f4", "<i2"), BE], 0),
+    "fso-i4-be-zstd": ("float64", -2.0, (40,), (16,), [fso("<f8", "<i4"), BE, ZSTD], 0),
+    "fso-before-sharding": ("float32", 0.0, (30, 17), (10, 16), [fso("<f4", "<i2", 0), shard((5, 4), [LE, ZSTD])], 1),
+    "fso-transpose-before-nested-sharding": ("float64", 1.5, (26, 21), (12, 12),
+                                             [fso("<f8", "<i4", 1.5, 8), transpose(1, 0),
+                                              shard((6, 6), [shard((3, 3), [BE])])], 2),
 }
 
 
-@pytest.mark.parametrize("label", FILTERED_BIG_ENDIAN)
-def test_filters_before_big_endian_bytes(tmp_path, label):
-    dtype, fill, shape, chunks, astype = FILTERED_BIG_ENDIAN[label]
-    filt = nc("fixedscaleoffset", offset=1.5, scale=4, dtype=DTYPE[dtype].np.str, astype=astype)
-    codecs = [filt, BE] + ([ZSTD] if "zstd" in label else [])
-    case = V3Case(0, DTYPE[dtype], shape, chunks, json.loads(json.dumps(codecs)), KEY_ENCODINGS[0], fill, seed=830,
+@pytest.mark.parametrize("label", FILTERED)
+def test_filters_before_big_endian_bytes_or_sharding(tmp_path, label):
+    dtype, fill, shape, chunks, codecs, ke = FILTERED[label]
+    case = V3Case(0, DTYPE[dtype], shape, chunks, json.loads(json.dumps(codecs)), KEY_ENCODINGS[ke], fill, seed=830,
                   skip=1, empty_chunk=(1,) + (0,) * (len(shape) - 1))
     data, expected = case.data()
     root = tmp_path / "libzarr"
     with libzarr.open_store(root, "w") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
-    if "zstd" not in label:
+    assert chunk_files(root) == case.expected_keys(expected)
+    if label == "fso-i2-be":
         first = tuple(slice(0, c) for c in chunks)
-        stored = np.round((expected[first].astype("f8") - 1.5) * 4).astype(">" + astype[1:])
-        assert (root / "c" / "/".join(["0"] * len(shape))).read_bytes() == stored.tobytes()
+        stored = np.round((expected[first].astype("f8") - 1.5) * 4).astype(">i2")
+        assert (root / case.key((0, 0))).read_bytes() == stored.tobytes()
     zarrs_reads(root, case, expected, np.random.default_rng(9))
     root = tmp_path / "zarrs"
     with zarrs_step("zarrs writes"), zarrs_pipeline():
         z = case.zpy_create(root)
         check_zarrs(z)
-        z[...] = expected
+        for unit in case.units():
+            if not case.untouched(unit):
+                r = case.region(unit, case.inner_chunks)
+                z[r] = data[r]
     with libzarr.open_store(root, "r") as store, store.open_array("") as arr:
         check_libzarr_view(arr, case, load_json(root / "zarr.json"), expected)
+
+
+def test_filters_before_sharding_that_change_the_fill_value_are_refused(tmp_path):
+    """(1.3 - 1.5) * 4 rounds to -1, which decodes as 1.25: libzarr would read missing inner chunks as 1.3 and
+    zarr-python as 1.25, so the array is refused; order-dependent filters before sharding are refused too."""
+    base = {"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "float32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}}}
+    with libzarr.open_store(tmp_path, "w") as store:
+        for name, fill, codecs, naming in [
+                ("fill", 1.3, [fso("<f4", "<i2"), shard((4,), [LE])], "fill value"),
+                ("delta", 0.0, [nc("delta", dtype="<f4"), shard((4,), [LE])], "delta")]:
+            doc = dict(base, fill_value=fill, codecs=codecs)
+            with pytest.raises(libzarr.LibzarrError) as e:
+                store.create_array(name, json.dumps(doc))
+            assert e.value.name == "ZARR_ERR_UNSUPPORTED" and naming in e.value.message, e.value.message
+        with store.create_array("ok", json.dumps(dict(base, fill_value=1.5, codecs=[fso("<f4", "<i2"),
+                                                                                    shard((4,), [LE])]))):
+            pass
 
 
 # ---------------------------------------------------------------- fill values, defaults
