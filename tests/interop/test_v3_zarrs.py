@@ -288,6 +288,19 @@ def test_libzarr_reads_zarrs(tmp_path, label):
         assert_same(zarr.open_array(str(tmp_path), mode="r")[...], expected, "zarrs reads what it wrote")
 
 
+def libzarr_reads_what_zarrs_writes(root, case, data, expected):
+    """zarrs writes every unit of the case but the untouched ones at `root`; libzarr reads `expected`."""
+    with zarrs_step("zarrs writes"), zarrs_pipeline():
+        z = case.zpy_create(root)
+        check_zarrs(z)
+        for unit in case.units():
+            if not case.untouched(unit):
+                r = case.region(unit, case.inner_chunks)
+                z[r] = data[r]
+    with libzarr.open_store(root, "r") as store, store.open_array("") as arr:
+        check_libzarr_view(arr, case, load_json(root / "zarr.json"), expected)
+
+
 # ---------------------------------------------------------------- numcodecs.* codecs
 def nc(name, **conf):
     return {"name": f"numcodecs.{name}", "configuration": conf}
@@ -326,16 +339,7 @@ def test_numcodecs_codecs(tmp_path, label):
     assert chunk_files(root) == case.expected_keys(expected)
     zarr_python_reads(root, expected)
     zarrs_reads(root, case, expected, np.random.default_rng(7))
-    root = tmp_path / "zarrs"
-    with zarrs_step("zarrs writes"), zarrs_pipeline():
-        z = case.zpy_create(root)
-        check_zarrs(z)
-        for unit in case.units():
-            if not case.untouched(unit):
-                r = case.region(unit, case.inner_chunks)
-                z[r] = data[r]
-    with libzarr.open_store(root, "r") as store, store.open_array("") as arr:
-        check_libzarr_view(arr, case, load_json(root / "zarr.json"), expected)
+    libzarr_reads_what_zarrs_writes(tmp_path / "zarrs", case, data, expected)
 
 
 # ---------------------------------------------------------------- filters before a big-endian `bytes` or sharding
@@ -348,8 +352,7 @@ def fso(dtype, astype, offset=1.5, scale=4):
 
 
 def shard(inner, codecs):
-    return {"name": "sharding_indexed", "configuration": {"chunk_shape": list(inner), "codecs": codecs,
-                                                           "index_codecs": [LE, CRC], "index_location": "end"}}
+    return sharding(inner, codecs, "end")
 
 
 # label: as CASES
@@ -378,16 +381,7 @@ def test_filters_before_big_endian_bytes_or_sharding(tmp_path, label):
         stored = np.round((expected[first].astype("f8") - 1.5) * 4).astype(">i2")
         assert (root / case.key((0, 0))).read_bytes() == stored.tobytes()
     zarrs_reads(root, case, expected, np.random.default_rng(9))
-    root = tmp_path / "zarrs"
-    with zarrs_step("zarrs writes"), zarrs_pipeline():
-        z = case.zpy_create(root)
-        check_zarrs(z)
-        for unit in case.units():
-            if not case.untouched(unit):
-                r = case.region(unit, case.inner_chunks)
-                z[r] = data[r]
-    with libzarr.open_store(root, "r") as store, store.open_array("") as arr:
-        check_libzarr_view(arr, case, load_json(root / "zarr.json"), expected)
+    libzarr_reads_what_zarrs_writes(tmp_path / "zarrs", case, data, expected)
 
 
 def test_filters_before_sharding_that_change_the_fill_value_are_refused(tmp_path):
