@@ -102,7 +102,7 @@ impl FillValue {
             }
             DataTypeKind::Object => value.to_string().into_bytes(),
             DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Structured(_) => {
-                let mut stored = match value {
+                let stored = match value {
                     // Some writers used 0 before base64 encoding was settled: all zero bytes.
                     Value::Number(n) if n.as_u64() == Some(0) => vec![0; dtype.size],
                     Value::String(text) => BASE64
@@ -110,15 +110,7 @@ impl FillValue {
                         .map_err(|_| bad("expected base64 text"))?,
                     _ => return Err(bad("expected base64 text")),
                 };
-                let short_ok = dtype.kind == DataTypeKind::Bytes;
-                if stored.len() > dtype.size || (!short_ok && stored.len() != dtype.size) {
-                    return Err(bad(&format!(
-                        "decodes to {} bytes, the type has {}",
-                        stored.len(),
-                        dtype.size
-                    )));
-                }
-                stored.resize(dtype.size, 0);
+                let mut stored = sized_bytes(stored, dtype).map_err(|why| bad(&why))?;
                 dtype.byte_swap().apply(&mut stored);
                 stored
             }
@@ -224,6 +216,24 @@ pub(super) fn float_json(bytes: &[u8]) -> Value {
 }
 
 /// The range of a native-order `u64`/`i64`'s bytes that holds its `size` low-order bytes.
+/// The bytes of a byte-string fill value fitted to `dtype`: `bytes` (`|S`) values may be
+/// shorter and are padded with zeros; raw and record values must have the type's size.
+pub(crate) fn sized_bytes(
+    mut stored: Vec<u8>,
+    dtype: &DataType,
+) -> std::result::Result<Vec<u8>, String> {
+    let short_ok = dtype.kind == DataTypeKind::Bytes;
+    if stored.len() > dtype.size || (!short_ok && stored.len() != dtype.size) {
+        return Err(format!(
+            "it has {} bytes, the type has {}",
+            stored.len(),
+            dtype.size
+        ));
+    }
+    stored.resize(dtype.size, 0);
+    Ok(stored)
+}
+
 fn native_low_bytes(size: usize) -> std::ops::Range<usize> {
     if cfg!(target_endian = "little") {
         0..size

@@ -7,7 +7,7 @@
 //! `fixed_length_utf32`, `null_terminated_bytes`, `raw_bytes`, `r<N>`, `numpy.datetime64`,
 //! `numpy.timedelta64`, and `struct` (reading the legacy `structured` too).
 
-use super::fill_value::{float, float_bytes, float_json, integral};
+use super::fill_value::{float, float_bytes, float_json, integral, sized_bytes};
 use super::structured::Field;
 use super::{ByteOrder, DataType, DataTypeKind, FillValue, TimeUnit, Unit};
 use crate::error::{Error, Result};
@@ -388,7 +388,7 @@ impl FillValue {
                 b
             }
             DataTypeKind::Raw | DataTypeKind::Bytes => {
-                let mut stored = match value {
+                let stored = match value {
                     Value::Array(items) => items
                         .iter()
                         .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
@@ -399,16 +399,7 @@ impl FillValue {
                         .map_err(|_| bad("expected base64 text"))?,
                     _ => return Err(bad("expected a list of byte values or base64 text")),
                 };
-                let short_ok = dtype.kind == DataTypeKind::Bytes;
-                if stored.len() > dtype.size || (!short_ok && stored.len() != dtype.size) {
-                    return Err(bad(&format!(
-                        "it has {} bytes, the type has {}",
-                        stored.len(),
-                        dtype.size
-                    )));
-                }
-                stored.resize(dtype.size, 0);
-                stored
+                sized_bytes(stored, dtype).map_err(|why| bad(&why))?
             }
             DataTypeKind::Structured(fields) => match value {
                 Value::Object(map) => {
