@@ -153,11 +153,11 @@ impl CodecPipeline {
     /// Decodes stored bytes whose decoded size is not known in advance (an object array's
     /// chunk, before its object codec), never producing more than `max_len` bytes at any step.
     pub fn decode_to_vec(&self, raw: &[u8], max_len: usize) -> Result<Vec<u8>> {
-        let mut data = raw.to_vec();
+        let mut data = Cow::Borrowed(raw);
         for step in self.steps.iter().rev() {
-            data = step.decode(&data, max_len)?;
+            data = Cow::Owned(step.decode(&data, max_len)?);
         }
-        Ok(data)
+        Ok(data.into_owned())
     }
 
     /// Decodes a stored chunk into `out`, which it must fill exactly.
