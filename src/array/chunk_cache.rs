@@ -259,7 +259,7 @@ impl Array {
         let chunk = if self.pipeline.is_identity() {
             // The stored bytes are the decoded chunk: read them into the entry (size checked first).
             self.open_uncompressed(key)?
-                .map(|mut value| {
+                .map(|value| {
                     let mut chunk = new_entry()?;
                     value
                         .read_exact_at(0, &mut chunk)

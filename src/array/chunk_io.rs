@@ -165,7 +165,7 @@ impl Array {
             return self.load_chunk(key, out);
         }
         match self.open_uncompressed(key)? {
-            Some(mut value) => value
+            Some(value) => value
                 .read_exact_at(0, out)
                 .map_err(|e| e.context(format!("chunk {key:?}"))),
             None => {

@@ -375,7 +375,7 @@ impl Array {
         how: &ElementCopy,
         fill: &[u8],
     ) -> Result<()> {
-        let Some(mut value) = self.open_uncompressed(key)? else {
+        let Some(value) = self.open_uncompressed(key)? else {
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping layout.
             return unsafe { fill_elements(out, dims, fill) };
         };

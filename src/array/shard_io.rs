@@ -27,7 +27,7 @@ use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The most sub-chunks one shard may hold (its index is 16 bytes each).
 const MAX_INNER_CHUNKS: u64 = 1 << 28;
@@ -391,19 +391,13 @@ impl Array {
         let read_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
             let key = self.chunk_key(shard);
             let name = format!("shard {key:?}");
-            let Some(mut reader) = self.store.open_value(&key)? else {
+            let Some(reader) = self.store.open_value(&key)? else {
                 return for_each(chunks, |(id, coords)| f(*id, coords, None));
             };
             let len = reader.len();
             let top = &layout.levels[0];
             if top.whole.is_identity() {
-                let reader = Mutex::new(reader);
-                let read_at = |offset: u64, buf: &mut [u8]| {
-                    reader
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .read_exact_at(offset, buf)
-                };
+                let read_at = |offset: u64, buf: &mut [u8]| reader.read_exact_at(offset, buf);
                 let region = Region::Stored {
                     read_at: &read_at,
                     base: 0,

@@ -1,10 +1,10 @@
 //! A store on the local file system: key `a/b/0.0` is the file `<root>/a/b/0.0`.
 
-use super::{OpenMode, Store, ValueReader};
+use super::{read_file_at, OpenMode, Store, ValueReader};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use std::fs;
-use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -137,18 +137,15 @@ impl ValueReader for FileValue {
         self.len
     }
 
-    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.file
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| self.file.read_exact(buf))
-            .map_err(|e| match e.kind() {
-                ErrorKind::UnexpectedEof => Error::CorruptChunk(format!(
-                    "{} ends before byte {offset} + {}",
-                    self.path.display(),
-                    buf.len()
-                )),
-                _ => Error::io(format!("reading {}", self.path.display()), e),
-            })
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        read_file_at(&self.file, offset, buf).map_err(|e| match e.kind() {
+            ErrorKind::UnexpectedEof => Error::CorruptChunk(format!(
+                "{} ends before byte {offset} + {}",
+                self.path.display(),
+                buf.len()
+            )),
+            _ => Error::io(format!("reading {}", self.path.display()), e),
+        })
     }
 }
 

@@ -68,8 +68,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Random access to one stored value.
-pub trait ValueReader: Send {
+/// Random access to one stored value, from any number of threads at once.
+pub trait ValueReader: Send + Sync {
     /// The value's length in bytes.
     fn len(&self) -> u64;
     /// Whether the value is empty.
@@ -77,7 +77,7 @@ pub trait ValueReader: Send {
         self.len() == 0
     }
     /// Fills `buf` with the value's bytes from `offset`; reading past the end is an error.
-    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
 }
 
 impl ValueReader for Vec<u8> {
@@ -85,7 +85,7 @@ impl ValueReader for Vec<u8> {
         self.as_slice().len() as u64
     }
 
-    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let range = usize::try_from(offset)
             .ok()
             .and_then(|start| Some(start..start.checked_add(buf.len())?))
@@ -396,6 +396,37 @@ impl StoreHandle {
     }
 }
 
+/// Fills `buf` from `offset` of `file` without moving a shared cursor (so threads may share
+/// the file).
+#[cfg(unix)]
+pub(crate) fn read_file_at(
+    file: &std::fs::File,
+    offset: u64,
+    buf: &mut [u8],
+) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Fills `buf` from `offset` of `file` without moving a shared cursor (so threads may share
+/// the file).
+#[cfg(windows)]
+pub(crate) fn read_file_at(
+    file: &std::fs::File,
+    mut offset: u64,
+    mut buf: &mut [u8],
+) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -413,7 +444,7 @@ pub(crate) mod tests {
         assert!(store.get_into("b", &mut buf).unwrap());
         assert_eq!(buf, b"zz");
         assert!(!store.get_into("missing", &mut buf).unwrap());
-        let mut reader = store.open_value("b").unwrap().unwrap();
+        let reader = store.open_value("b").unwrap().unwrap();
         let mut part = [0u8; 1];
         reader.read_exact_at(1, &mut part).unwrap();
         assert_eq!((part, reader.len()), ([b'z'], 2));

@@ -7,7 +7,7 @@
 //! (`ZIP_STORED`), by [`Store::flush`] (and, for anything written after it, when the store is
 //! dropped). An existing archive is never modified.
 
-use super::{sorted_keys, OpenMode, Store, ValueReader};
+use super::{read_file_at, sorted_keys, OpenMode, Store, ValueReader};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Mutex, OnceLock, RwLock};
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 /// Deflate never expands data more than about 1032 times; a member declaring more is corrupt.
@@ -211,7 +211,7 @@ impl ZipStore {
         if m.deflated {
             let mut compressed =
                 vec![0; usize::try_from(m.compressed_size).map_err(|_| too_large())?];
-            read_at(file, m.data_start, &mut compressed).map_err(|e| {
+            read_file_at(file, m.data_start, &mut compressed).map_err(|e| {
                 Error::io(format!("zip store {:?}: member {key:?}", self.name()), e)
             })?;
             // Grow with the data actually decompressed, never trusting the declared size alone.
@@ -230,7 +230,7 @@ impl ZipStore {
             }
         } else {
             buf.resize(usize::try_from(m.size).map_err(|_| too_large())?, 0);
-            read_at(file, m.data_start, buf).map_err(|e| {
+            read_file_at(file, m.data_start, buf).map_err(|e| {
                 Error::io(format!("zip store {:?}: member {key:?}", self.name()), e)
             })?;
         }
@@ -284,27 +284,6 @@ fn zip_error(name: &str, what: &str, err: zip::result::ZipError) -> Error {
     }
 }
 
-/// Fills `buf` from `offset` of `file` without moving a shared cursor.
-#[cfg(unix)]
-fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-/// Fills `buf` from `offset` of `file` without moving a shared cursor.
-#[cfg(windows)]
-fn read_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match std::os::windows::fs::FileExt::seek_read(file, buf, offset)? {
-            0 => return Err(ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// One member of an archive opened for reading. Its size is known without reading it; the
 /// first read reads it whole (decompressing it and checking its CRC), so no byte of a member
 /// that fails its check is ever handed out.
@@ -313,7 +292,7 @@ struct MemberReader<'a> {
     file: &'a File,
     key: String,
     member: Member,
-    data: Option<Vec<u8>>,
+    data: OnceLock<Vec<u8>>,
 }
 
 impl ValueReader for MemberReader<'_> {
@@ -321,16 +300,17 @@ impl ValueReader for MemberReader<'_> {
         self.member.size
     }
 
-    fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        if self.data.is_none() {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if self.data.get().is_none() {
             let mut data = Vec::new();
             self.store
                 .read_member(self.file, &self.key, &self.member, &mut data)?;
-            self.data = Some(data);
+            // Threads racing here read the same bytes: whichever is set first serves all.
+            let _ = self.data.set(data);
         }
         self.data
-            .as_mut()
-            .expect("read above")
+            .get()
+            .expect("set above")
             .read_exact_at(offset, buf)
     }
 }
@@ -392,7 +372,7 @@ impl Store for ZipStore {
                     file,
                     key: key.to_string(),
                     member,
-                    data: None,
+                    data: OnceLock::new(),
                 }) as Box<dyn ValueReader>
             })),
             Mode::Write { .. } => Ok(self.get(key)?.map(|v| Box::new(v) as Box<dyn ValueReader>)),
@@ -495,7 +475,7 @@ mod tests {
         assert_eq!(store.value_len("a/0.0").unwrap(), None);
         assert_eq!(store.get("a/1/0").unwrap().unwrap(), b"y");
         assert!(!store.contains("a/0.0").unwrap());
-        let mut reader = store.open_value("b").unwrap().unwrap();
+        let reader = store.open_value("b").unwrap().unwrap();
         let mut part = [0u8; 1];
         reader.read_exact_at(1, &mut part).unwrap();
         assert_eq!(part, [b'z']);
@@ -529,7 +509,7 @@ mod tests {
         fs::write(&path, &bytes).unwrap();
         let store = ZipStore::open(name, OpenMode::Read).unwrap();
         assert!(matches!(store.get("a/0"), Err(Error::CorruptChunk(_))));
-        let mut reader = store.open_value("a/0").unwrap().unwrap();
+        let reader = store.open_value("a/0").unwrap().unwrap();
         assert_eq!(reader.len(), 16);
         let mut part = [0u8; 2];
         let read = reader.read_exact_at(0, &mut part);
@@ -588,7 +568,7 @@ mod tests {
         write(crc.sum(), data.len() as u32);
         let store = ZipStore::open(path.to_str().unwrap(), OpenMode::Read).unwrap();
         assert_eq!(store.get("x/0").unwrap().unwrap(), data);
-        let mut reader = store.open_value("x/0").unwrap().unwrap();
+        let reader = store.open_value("x/0").unwrap().unwrap();
         let mut part = [0u8; 5];
         reader.read_exact_at(6, &mut part).unwrap();
         assert_eq!(&part, b"hello");
