@@ -1,37 +1,92 @@
-"""The benchmark's input: one 512³ <u2 array, written once by zarr-python 3 in three Zarr v2
-variants, plus the selections every implementation reads and their expected checksums."""
+"""The benchmark's input: one 512³ <u2 array, written once by zarr-python 3 in five variants
+(three Zarr v2, two Zarr v3, one of them sharded), plus the selections every implementation
+reads and their expected checksums."""
 
 import itertools
 import json
 import shutil
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 SHAPE = (512, 512, 512)
-CHUNKS = (128, 128, 128)
+CHUNKS = (128, 128, 128)  # the chunk grid's chunks: for the sharded variant, the shards
+INNER_CHUNKS = (32, 32, 32)  # the sharded variant's inner chunks
+INNER_PER_SHARD = int(np.prod(CHUNKS) // np.prod(INNER_CHUNKS))  # 64: each index has 64 entries
 DTYPE = "<u2"
+
+
+def zarray(compressor):
+    """A v2 `.zarray` document with this compressor (a numcodecs configuration or None)."""
+    return {"zarr_format": 2, "shape": list(SHAPE), "chunks": list(CHUNKS), "dtype": DTYPE,
+            "compressor": compressor, "fill_value": 0, "order": "C", "filters": None,
+            "dimension_separator": "."}
+
+
+def zarr_json(codecs):
+    """A v3 `zarr.json` array document with this codec chain (default chunk keys, "/")."""
+    return {"zarr_format": 3, "node_type": "array", "shape": list(SHAPE), "data_type": "uint16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(CHUNKS)}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0, "codecs": codecs, "attributes": {}}
+
+
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+SHARDING = {"name": "sharding_indexed", "configuration": {
+    "chunk_shape": list(INNER_CHUNKS), "codecs": [BYTES, ZSTD],
+    "index_codecs": [BYTES, {"name": "crc32c"}], "index_location": "end"}}
+
+
+@dataclass(frozen=True)
+class Variant:
+    title: str  # what the report says it is
+    metadata: dict  # the `.zarray` or `zarr.json` document: the input's, and what writers get
+
+    @property
+    def sharded(self):
+        return self.metadata.get("codecs", [{}])[0].get("name") == "sharding_indexed"
+
+    @property
+    def read_unit(self):
+        """The chunks a chunk-by-chunk read visits: the inner chunks of a sharded array."""
+        return INNER_CHUNKS if self.sharded else CHUNKS
+
+
 VARIANTS = {
-    "none": None,
-    "zstd": {"id": "zstd", "level": 1},
-    "blosc-lz4": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+    "none": Variant("Zarr v2, no compressor", zarray(None)),
+    "zstd": Variant("Zarr v2, zstd level 1", zarray({"id": "zstd", "level": 1})),
+    "blosc-lz4": Variant("Zarr v2, blosc lz4 clevel 5, byte shuffle", zarray(
+        {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})),
+    "v3-zstd": Variant("Zarr v3, codecs bytes (little endian) + zstd level 1", zarr_json([BYTES, ZSTD])),
+    "v3-shard-zstd": Variant(
+        "Zarr v3, shards 128³ of 32³ inner chunks (sharding_indexed: bytes + zstd level 1; "
+        "index bytes + crc32c, at the end)", zarr_json([SHARDING])),
 }
+SHARDED = "v3-shard-zstd"  # the variant whose bytes read are measured
 DATA_SEED = 0
 BOX_SEED = 42
 BOX_COUNT = 100
 BOX_SIZE = 64
 STRIDE = 3  # the strided read takes [0:512:3, 0:512:3, 0:512:3]
+BYTES_BOX = (150, 200, 300)  # the unaligned box whose bytes read are measured: 2 shards
 DESCRIPTION = ("a ball of radius 230 holding a smooth field (sums of sines, ~16000..24000) "
                "plus 5 bits of uniform noise, on a background of 100 plus 2 bits of noise "
                f"(NumPy seed {DATA_SEED})")
 
 
-def zarray(variant):
-    """The `.zarray` document of a variant: what every implementation writes."""
-    return {"zarr_format": 2, "shape": list(SHAPE), "chunks": list(CHUNKS), "dtype": DTYPE,
-            "compressor": VARIANTS[variant], "fill_value": 0, "order": "C", "filters": None,
-            "dimension_separator": "."}
+def write_with_zarr_python(path, metadata, values):
+    """Stores `metadata` (a `.zarray` or `zarr.json` document) at `path`, then writes all of
+    `values` through `zarr.open_array`: one writer for every variant and both formats."""
+    import zarr
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    name = "zarr.json" if metadata["zarr_format"] == 3 else ".zarray"
+    (path / name).write_text(json.dumps(metadata))
+    zarr.open_array(str(path), mode="r+")[...] = values
 
 
 def values():
@@ -65,14 +120,12 @@ class Data:
     def stamp(self):
         import zarr
 
-        return {"shape": SHAPE, "chunks": CHUNKS, "dtype": DTYPE, "variants": VARIANTS,
-                "seed": DATA_SEED, "description": DESCRIPTION, "writer": f"zarr-python {zarr.__version__}"}
+        return {"shape": SHAPE, "dtype": DTYPE, "seed": DATA_SEED, "description": DESCRIPTION,
+                "variants": {name: v.metadata for name, v in VARIANTS.items()},
+                "writer": f"zarr-python {zarr.__version__}"}
 
     def ensure(self):
         """Writes the data unless an identical set is already there; returns the stamp."""
-        import numcodecs
-        import zarr
-
         stamp_file, stamp = self.root / "stamp.json", json.loads(json.dumps(self.stamp()))
         if stamp_file.exists() and json.loads(stamp_file.read_text()) == stamp:
             return stamp
@@ -81,12 +134,8 @@ class Data:
         self.root.mkdir(parents=True)
         data = values()
         data.tofile(self.source)
-        for variant, compressor in VARIANTS.items():
-            array = zarr.create_array(
-                store=str(self.array(variant)), shape=SHAPE, chunks=CHUNKS, dtype=DTYPE,
-                fill_value=0, zarr_format=2, filters=None,
-                compressors=compressor and numcodecs.get_codec(compressor))
-            array[...] = data
+        for name, variant in VARIANTS.items():
+            write_with_zarr_python(self.array(name), variant.metadata, data)
         stamp_file.write_text(json.dumps(stamp))
         return stamp
 
@@ -94,9 +143,9 @@ class Data:
         return np.fromfile(self.source, dtype=DTYPE).reshape(SHAPE)
 
 
-def chunk_starts():
-    """The origin of every chunk, in C order of the chunk grid."""
-    return [list(s) for s in itertools.product(*(range(0, n, c) for n, c in zip(SHAPE, CHUNKS)))]
+def chunk_starts(chunks):
+    """The origin of every chunk of shape `chunks`, in C order of their grid."""
+    return [list(s) for s in itertools.product(*(range(0, n, c) for n, c in zip(SHAPE, chunks)))]
 
 
 def box_starts():
@@ -116,3 +165,32 @@ def crc(arrays):
 
 def boxes_of(data, starts, size):
     return (data[tuple(slice(s, s + size[d]) for d, s in enumerate(start))] for start in starts)
+
+
+def least_read(array, start, size):
+    """What reading the box at `start` (`size` along every dimension) from the sharded array
+    at `array` needs at least: the index of every shard it touches and the stored inner chunks
+    it touches, from those indexes. A dict of counts and byte totals; `shard_files` is the
+    size of those shards' files (what reading them whole would cost)."""
+    inner_per_shard = [s // i for s, i in zip(CHUNKS, INNER_CHUNKS)]
+    index_size = INNER_PER_SHARD * 16 + 4  # (offset, nbytes) u64 pairs, then a CRC32C
+    end = [s + size for s in start]
+    spans = [range(s // c, (e - 1) // c + 1) for s, e, c in zip(start, end, CHUNKS)]
+    out = {"shards": 0, "index_bytes": 0, "inner_chunks": 0, "chunk_bytes": 0, "shard_files": 0}
+    for shard in itertools.product(*spans):
+        path = Path(array, "c", *map(str, shard))
+        out["shard_files"] += path.stat().st_size
+        with open(path, "rb") as f:
+            f.seek(-index_size, 2)
+            index = np.frombuffer(f.read(index_size)[:-4], "<u8").reshape(*inner_per_shard, 2)
+        out["shards"] += 1
+        out["index_bytes"] += index_size
+        origin = [s * c for s, c in zip(shard, CHUNKS)]
+        inner = [range((max(s, o) - o) // i, (min(e, o + c) - 1 - o) // i + 1)
+                 for s, e, o, c, i in zip(start, end, origin, CHUNKS, INNER_CHUNKS)]
+        for chunk in itertools.product(*inner):
+            nbytes = int(index[chunk][1])
+            if nbytes != 2**64 - 1:  # stored (an absent chunk is all fill value, never read)
+                out["inner_chunks"] += 1
+                out["chunk_bytes"] += nbytes
+    return out

@@ -11,8 +11,11 @@ import sys
 import time
 import zlib
 from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
+
+import data
 
 
 class Sink:
@@ -30,8 +33,19 @@ def box(start, count):
     return tuple(slice(s, s + c) for s, c in zip(start, count))
 
 
+def rchar():
+    """Bytes this process has read through `read`-family system calls (Linux's /proc/self/io;
+    None elsewhere): the same measure as the Rust worker's."""
+    try:
+        with open("/proc/self/io") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
+    except OSError:
+        return None
+
+
 class TensorStore:
-    """tensorstore's `zarr` (v2) driver on a `file` kvstore, one shared context, no cache."""
+    """tensorstore's `zarr` (v2) or `zarr3` driver on a `file` kvstore, one shared context, no
+    cache (so no shard index is kept between reads either)."""
 
     def __init__(self):
         import tensorstore
@@ -43,7 +57,10 @@ class TensorStore:
                         f"({os.cpu_count()} cores)")
 
     def open(self, path, metadata=None, **options):
-        spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": path}}
+        """Opens (or with `metadata`, a `.zarray` or `zarr.json` document, creates) the array
+        at `path`; the driver follows the format: the document's, or which one is on disk."""
+        v3 = metadata["zarr_format"] == 3 if metadata else Path(path, "zarr.json").exists()
+        spec = {"driver": "zarr3" if v3 else "zarr", "kvstore": {"driver": "file", "path": path}}
         if metadata:
             spec["metadata"] = metadata
         return self.ts.open(spec, context=self.context, **options).result()
@@ -60,9 +77,9 @@ class TensorStore:
         array = self.open(path, read=True)
         sink.take(array[(slice(None, None, step),) * array.rank].read().result())
 
-    def write(self, path, zarray, data):
-        array = self.open(path, create=True, delete_existing=True, metadata=zarray)
-        array.write(data).result()
+    def write(self, path, metadata, values):
+        array = self.open(path, create=True, delete_existing=True, metadata=metadata)
+        array.write(values).result()
 
 
 class ZarrPython:
@@ -72,7 +89,7 @@ class ZarrPython:
         import numcodecs
         import zarr
 
-        self.zarr, self.numcodecs = zarr, numcodecs
+        self.zarr = zarr
         self.version = version("zarr")
         workers = zarr.config.get("threading.max_workers") or min(32, os.cpu_count() + 4)
         self.threads = (f"asyncio loop + {workers}-thread pool (async.concurrency "
@@ -91,14 +108,9 @@ class ZarrPython:
         array = self.zarr.open_array(path, mode="r")
         sink.take(array[(slice(None, None, step),) * array.ndim])
 
-    def write(self, path, zarray, data):
-        compressor = zarray["compressor"] and self.numcodecs.get_codec(zarray["compressor"])
-        array = self.zarr.create_array(
-            store=path, shape=zarray["shape"], chunks=zarray["chunks"], dtype=zarray["dtype"],
-            fill_value=zarray["fill_value"], order=zarray["order"], zarr_format=2,
-            compressors=compressor, filters=None, overwrite=True,
-            chunk_key_encoding={"name": "v2", "separator": zarray["dimension_separator"]})
-        array[...] = data
+    def write(self, path, metadata, values):
+        """The way the input data was written: the document stored, then `open_array`."""
+        data.write_with_zarr_python(path, metadata, values)
 
 
 IMPLS = {"tensorstore": TensorStore, "zarr-python": ZarrPython}
@@ -125,13 +137,17 @@ class Worker:
         elif op == "read_strided":
             run = lambda: impl.read_strided(path, request["step"], sink)
         elif op == "write":
-            data = self.source(request["source"], request["zarray"]["shape"])
-            run = lambda: impl.write(path, request["zarray"], data)
+            values = self.source(request["source"], request["metadata"]["shape"])
+            run = lambda: impl.write(path, request["metadata"], values)
         else:
             raise ValueError(f"unknown op {op!r}")
+        before = rchar()
         start = time.perf_counter()
         run()
-        return {"seconds": time.perf_counter() - start, "crc32": sink.crc}
+        seconds = time.perf_counter() - start
+        after = rchar()
+        read_bytes = after - before if before is not None and after is not None else None
+        return {"seconds": seconds, "crc32": sink.crc, "read_bytes": read_bytes}
 
 
 def main():

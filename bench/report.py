@@ -16,7 +16,8 @@ OP_TEXT = {
     "write": "write: create the array and write all of it from memory into a fresh directory "
              "(encoding and files included; outputs removed between repetitions, untimed)",
     "read_all": "read_all: one read of the whole array into memory",
-    "read_chunks": "read_chunks: 64 reads, one chunk-aligned 128³ box each, in chunk order",
+    "read_chunks": "read_chunks: one read per chunk, in C order of the chunk grid: 64 reads of "
+                   "128³; for the sharded variant one per inner chunk, 4096 reads of 32³",
     "read_boxes": f"read_boxes: {d.BOX_COUNT} reads of random unaligned {d.BOX_SIZE}³ boxes "
                   f"(NumPy seed {d.BOX_SEED}; the same boxes for everyone)",
     "read_strided": f"read_strided: one read of [0:512:{d.STRIDE}] along every dimension "
@@ -41,6 +42,7 @@ class Run:
     data_sizes: dict  # variant -> bytes of the input array on disk
     seconds: float
     others: list  # CPU seconds other processes used during each repetition
+    bytes_read: dict = None  # run.bytes_read's measurements, when the sharded variant ran
 
 
 def median(task):
@@ -71,7 +73,7 @@ def results_tables(run):
     ops = list(dict.fromkeys(t.op for t in run.tasks))
     notes, lines = {}, []
     for variant in variants:
-        lines += [f"### {variant}: compressor {json.dumps(d.VARIANTS[variant])}", "",
+        lines += [f"### {variant}: {d.VARIANTS[variant].title}", "",
                   "| operation | " + " | ".join(run.impls) + " |",
                   "|---|" + "---:|" * len(run.impls)]
         for op in ops:
@@ -108,6 +110,39 @@ def sizes_table(run):
     lines += [f"| {v} | {mib(run.data_sizes[v])} | " + " | ".join(mib(run.sizes.get((i, v))) for i in writers)
               + " |" for v in variants]
     return "\n".join(lines)
+
+
+def bytes_read_section(run):
+    """The bytes-read table: each implementation's reads for one box against the least."""
+    probe = run.bytes_read
+    if not probe:
+        return []
+    least = probe["least"]
+    floor = least["index_bytes"] + least["chunk_bytes"]
+    box = "×".join(f"[{s}:{s + probe['size']}]" for s in probe["box"])
+    lines = [
+        "## Bytes read for one sharded box", "",
+        f"One read of the box {box} of `{d.SHARDED}` (not aligned to shards or inner chunks): "
+        f"it touches {least['shards']} shards and {least['inner_chunks']} stored inner chunks. "
+        f"**Least needed** = the {least['shards']} shard indexes "
+        f"({least['index_bytes']:,} bytes: {d.INNER_PER_SHARD} × 16 + 4 each) + those inner chunks' compressed "
+        f"sizes from the indexes ({least['chunk_bytes']:,} bytes) = **{floor:,} bytes**; "
+        f"reading the {least['shards']} shard files whole would be {least['shard_files']:,} "
+        "bytes. **Measured** = the growth of `rchar` in the worker's /proc/self/io around the "
+        "call (bytes returned by read-family system calls, page cache or disk alike, all "
+        "threads), best of two warm runs. **Opening** = the same call with no box (the "
+        "metadata document and the cost of reading /proc/self/io), subtracted in **box**.", "",
+        "| implementation | measured | opening | box | box / least needed |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for impl, m in probe["measured"].items():
+        if m["read_bytes"] is None:
+            lines.append(f"| {impl} | n/a | | | |")
+            continue
+        net = m["read_bytes"] - m["open"]
+        lines.append(f"| {impl} | {m['read_bytes']:,} | {m['open']:,} | {net:,} | {net / floor:.2f} |")
+    lines.append(f"| least needed | | | {floor:,} | 1.00 |")
+    return lines + [""]
 
 
 def spread(run):
@@ -152,9 +187,11 @@ def markdown(run, tables):
         f"libzarr commit {libzarr_commit()}. Whole run: {run.seconds / 60:.1f} min.", "",
         "## Method", "",
         f"- Data: {len(d.SHAPE)}-D array {'×'.join(map(str, d.SHAPE))} `{d.DTYPE}` "
-        f"({2 * 512**3 / 2**20:.0f} MiB), chunks {'×'.join(map(str, d.CHUNKS))}, Zarr v2, "
-        f"written once by {run.stamp['writer']}: {d.DESCRIPTION}. Every implementation reads the "
-        "same files.",
+        f"({2 * 512**3 / 2**20:.0f} MiB), chunks {'×'.join(map(str, d.CHUNKS))} (for the sharded "
+        f"variant: shards of that shape, inner chunks {'×'.join(map(str, d.INNER_CHUNKS))}), "
+        f"written once by {run.stamp['writer']} (the variant's `.zarray` or `zarr.json` stored, "
+        f"then `zarr.open_array(...)[...] = values`): {d.DESCRIPTION}. Every implementation "
+        "reads the same files, and writes from the same metadata document.",
         "- Operations (each timing includes opening the array):",
         *[f"  - {OP_TEXT[op]}" for op in dict.fromkeys(t.op for t in run.tasks)],
         *[f"- Reference: {text}" for text in refs],
@@ -171,6 +208,7 @@ def markdown(run, tables):
         "## Results", "", tables, "",
         "![ratios of libzarr's time to each peer's](ratios.png)", "",
         "## Array sizes on disk (MiB)", "", sizes_table(run), "",
+        *bytes_read_section(run),
     ])
 
 
@@ -185,10 +223,14 @@ def plot(run, path):
     by_key, variants = cells(run)
     ops = list(dict.fromkeys(t.op for t in run.tasks))
     peers = [i for i in run.impls if i != "libzarr"]
-    fig, axes = plt.subplots(1, len(variants), figsize=(5.5 * len(variants), 4.8), sharey=True,
+    cols = min(len(variants), 3)
+    rows = -(-len(variants) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.4 * rows + 0.4), sharey=True,
                              squeeze=False)
     width = 0.8 / max(len(peers), 1)
-    for ax, variant in zip(axes[0], variants):
+    for ax in axes.flat[len(variants):]:
+        ax.set_visible(False)
+    for ax, variant in zip(axes.flat, variants):
         for k, peer in enumerate(peers):
             offset = (k - (len(peers) - 1) / 2) * width
             bars = [(x + offset, r) for x, op in enumerate(ops)
@@ -205,16 +247,17 @@ def plot(run, path):
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xticks(range(len(ops)), ops, rotation=30, ha="right")
-        ax.set_title(f"compressor: {variant}")
+        ax.set_title(variant)
         ax.grid(axis="y", which="major", alpha=0.3)
     ratios = [r for v in variants for op in ops for p in peers if (r := ratio(by_key, v, op, p))]
     if ratios:
         axes[0][0].set_ylim(min(min(ratios), 1) / 1.6, max(max(ratios), 1) * 1.6)
-    axes[0][0].set_ylabel("libzarr time / peer time  (below 1: libzarr faster)")
+    for row in axes:
+        row[0].set_ylabel("libzarr time / peer time  (below 1: libzarr faster)")
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=len(peers),
                fontsize="small")
-    fig.suptitle(f"libzarr vs peers, 512³ <u2, chunks 128³: medians of {run.reps} repetitions")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.suptitle(f"libzarr vs peers, 512³ <u2, chunks (shards) 128³: medians of {run.reps} repetitions")
+    fig.tight_layout(rect=(0, 0.06 / rows, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -223,9 +266,11 @@ def write(run, directory: Path):
     directory.mkdir(parents=True, exist_ok=True)
     raw = [{"variant": t.variant, "op": t.op, "impl": t.impl, "seconds": t.samples, "note": t.note}
            for t in run.tasks]
-    (directory / "raw.json").write_text(json.dumps({"implementations": run.hellos, "tasks": raw}, indent=1))
+    (directory / "raw.json").write_text(json.dumps(
+        {"implementations": run.hellos, "tasks": raw, "bytes_read": run.bytes_read}, indent=1))
     tables = results_tables(run)
     print("\n" + implementations_table(run) + "\n\n" + tables)
+    print("\n".join(["", *bytes_read_section(run)]))
     print(f"\nwhole run: {run.seconds / 60:.1f} min; noisiest cell: {spread(run)}\n{contention_text(run)}")
     (directory / "RESULTS.md").write_text(markdown(run, tables))
     plot(run, directory / "ratios.png")

@@ -79,21 +79,20 @@ class Task:
 
 def plan(data, variants, ops, impls, expected):
     """Every task, in the order each repetition runs them."""
-    chunks = {"starts": d.chunk_starts(), "count": list(d.CHUNKS)}
     boxes = {"starts": d.box_starts(), "count": [d.BOX_SIZE] * len(d.SHAPE)}
     tasks = []
     for variant in variants:
-        array = str(data.array(variant))
+        array, unit = str(data.array(variant)), d.VARIANTS[variant].read_unit
         for op in ops:
             for impl in impls:
                 if impl in REFERENCES and (variant != "none" or op not in REFERENCES[impl]):
                     continue
-                request, crc = {"op": op, "path": array}, expected[op]
+                request, crc = {"op": op, "path": array}, expected[variant][op]
                 if op == "write":
                     request.update(path=str(data.output(impl, variant)), source=str(data.source),
-                                   zarray=d.zarray(variant))
+                                   metadata=d.VARIANTS[variant].metadata)
                 elif op == "read_chunks":
-                    request.update(op="read_boxes", **chunks)
+                    request.update(op="read_boxes", starts=d.chunk_starts(unit), count=list(unit))
                 elif op == "read_boxes":
                     request.update(boxes)
                 elif op == "read_strided":
@@ -101,20 +100,23 @@ def plan(data, variants, ops, impls, expected):
                 if impl == "memcpy":
                     request["path"] = str(data.source)
                 if impl == "raw-files" and op == "read_all":
-                    crc = expected["read_chunks"]  # the chunk files' bytes, in chunk order
+                    crc = expected[variant]["read_chunks"]  # the chunk files' bytes, in order
                 tasks.append(Task(variant, op, impl, request, crc))
     return tasks
 
 
-def expected_checksums(data):
+def expected_checksums(data, variants):
+    """{variant: {op: CRC-32}}: only read_chunks differs between variants (its chunk shape)."""
     values = data.load()
-    return {
+    common = {
         "write": d.crc([values]),
         "read_all": d.crc([values]),
-        "read_chunks": d.crc(d.boxes_of(values, d.chunk_starts(), d.CHUNKS)),
         "read_boxes": d.crc(d.boxes_of(values, d.box_starts(), [d.BOX_SIZE] * 3)),
         "read_strided": d.crc([values[(slice(None, None, d.STRIDE),) * 3]]),
     }
+    by_unit = {unit: d.crc(d.boxes_of(values, d.chunk_starts(unit), unit))
+               for unit in {d.VARIANTS[v].read_unit for v in variants}}
+    return {v: {**common, "read_chunks": by_unit[d.VARIANTS[v].read_unit]} for v in variants}
 
 
 def cpu_seconds(pids):
@@ -152,6 +154,29 @@ def warm_up_and_verify(task, workers, sizes):
         task.note = f"wrong result (CRC-32 {crc:#010x}, expected {task.expected:#010x})"
 
 
+def bytes_read(data, workers):
+    """For each Zarr implementation, the bytes its worker read for one unaligned box of the
+    sharded variant (best of two runs, the cost of reading /proc/self/io subtracted), beside
+    the least any reader needs (data.least_read); the box is checked by CRC-32 too."""
+    array = data.array(d.SHARDED)
+    start, size = list(d.BYTES_BOX), [d.BOX_SIZE] * len(d.SHAPE)
+    crc = d.crc(d.boxes_of(data.load(), [start], size))
+    measured = {}
+    for impl, worker in workers.items():
+        if impl in REFERENCES:
+            continue
+        request = {"op": "read_boxes", "path": str(array), "starts": [start], "count": size,
+                   "verify": True}
+        replies = [worker.request(request) for _ in range(2)]
+        if any(r.get("crc32") != crc for r in replies):
+            raise RuntimeError(f"{impl}: wrong result for the bytes-read box")
+        # The same request with no box: what opening the array and /proc/self/io cost.
+        empty = min(worker.request({**request, "starts": []})["read_bytes"] for _ in range(2))
+        measured[impl] = {"read_bytes": min(r["read_bytes"] for r in replies), "open": empty}
+    return {"box": start, "size": d.BOX_SIZE, "least": d.least_read(array, start, d.BOX_SIZE),
+            "measured": measured}
+
+
 def timed_run(task, workers):
     if task.output:
         shutil.rmtree(task.output, ignore_errors=True)
@@ -174,7 +199,7 @@ def main():
 
     data = d.Data(args.data)
     stamp = data.ensure()
-    expected = expected_checksums(data)
+    expected = expected_checksums(data, variants)
     tasks = plan(data, variants, ops, impls, expected)
     needed = {t.impl for t in tasks} | ({VERIFIER} if "write" in ops else set())
     workers = {impl: Worker(impl) for impl in IMPLS if impl in needed}
@@ -185,6 +210,9 @@ def main():
         for task in tasks:
             warm_up_and_verify(task, workers, sizes)
         runnable = [t for t in tasks if not t.note]
+        probe = None
+        if d.SHARDED in variants and "read_boxes" in ops:
+            probe = bytes_read(data, workers)
         pids = [w.proc.pid for w in workers.values()]
         others = []  # CPU seconds that other processes used during each repetition
         for rep in range(args.reps):
@@ -201,7 +229,7 @@ def main():
     run = report.Run(tasks=tasks, impls=[i for i in IMPLS if i in workers and i in impls],
                      hellos={i: w.hello for i, w in workers.items()}, reps=args.reps,
                      stamp=stamp, sizes=sizes, data_sizes={v: disk_bytes(data.array(v)) for v in variants},
-                     seconds=time.monotonic() - started, others=others)
+                     seconds=time.monotonic() - started, others=others, bytes_read=probe)
     report.write(run, args.results)
     failed = [t for t in tasks if t.note.startswith("wrong")]
     sys.exit(1 if failed else 0)

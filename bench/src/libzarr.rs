@@ -70,9 +70,10 @@ impl Subject for Libzarr {
         Ok(())
     }
 
-    fn write(&self, path: &str, zarray: &Value, data: &[u16]) -> Result<()> {
+    /// `Array::create` takes either document: `"zarr_format": 3` makes a v3 array.
+    fn write(&self, path: &str, metadata: &Value, data: &[u16]) -> Result<()> {
         let store = zarr::StoreHandle::open(path, zarr::OpenMode::Write)?;
-        let array = zarr::Array::create(store, "", &zarray.to_string())?;
+        let array = zarr::Array::create(store, "", &metadata.to_string())?;
         let shape = array.metadata().shape.clone();
         array.write_region(&vec![0; shape.len()], &shape, bytes_of(data))?;
         Ok(())

@@ -57,7 +57,7 @@ impl Worker {
         let path = str_field("path")?;
         let mut sink = Sink::new(request["verify"].as_bool().unwrap_or(false));
         let subject = &self.subject;
-        let seconds = match str_field("op")? {
+        let (seconds, read_bytes) = match str_field("op")? {
             "read_all" => timed(|| subject.read_all(path, &mut sink))?,
             "read_boxes" => {
                 let count = u64s(&request["count"])?;
@@ -86,18 +86,32 @@ impl Worker {
                     self.sources.insert(source.to_string(), load_u16(source)?);
                 }
                 let data = &self.sources[source];
-                timed(|| subject.write(path, &request["zarray"], data))?
+                timed(|| subject.write(path, &request["metadata"], data))?
             }
             op => return Err(format!("unknown op {op:?}").into()),
         };
-        Ok(json!({"seconds": seconds, "crc32": sink.crc32()}))
+        Ok(json!({"seconds": seconds, "crc32": sink.crc32(), "read_bytes": read_bytes}))
     }
 }
 
-fn timed(f: impl FnOnce() -> Result<()>) -> Result<f64> {
+/// Runs `f`: its wall-clock seconds and the bytes this process read meanwhile ([`rchar`]).
+fn timed(f: impl FnOnce() -> Result<()>) -> Result<(f64, Option<u64>)> {
+    let before = rchar();
     let start = Instant::now();
     f()?;
-    Ok(start.elapsed().as_secs_f64())
+    let seconds = start.elapsed().as_secs_f64();
+    let read = rchar().zip(before).map(|(after, before)| after - before);
+    Ok((seconds, read))
+}
+
+/// Bytes this process (all its threads) has read through `read`-family system calls, from
+/// page cache or disk: `rchar` of `/proc/self/io` (Linux; `None` elsewhere). Reading that
+/// file counts too, a few hundred bytes; `bench/run.py` measures and subtracts it.
+fn rchar() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|line| line.strip_prefix("rchar:"))
+        .and_then(|n| n.trim().parse().ok())
 }
 
 fn main() {

@@ -80,7 +80,8 @@ impl Subject for RawFiles {
         Ok(())
     }
 
-    /// Writes `.zarray` and consecutive chunk-sized slices of `data` as the chunk files.
+    /// Writes `.zarray` and consecutive chunk-sized slices of `data` as the chunk files
+    /// (`metadata` must be an uncompressed v2 `.zarray`).
     fn write(&self, path: &str, zarray: &Value, data: &[u16]) -> Result<()> {
         std::fs::create_dir_all(path)?;
         std::fs::write(format!("{path}/.zarray"), zarray.to_string())?;

@@ -47,8 +47,8 @@ pub struct Box3<'a> {
     pub count: &'a [u64],
 }
 
-/// One implementation under test. `path` is a Zarr v2 array directory (the array is its root).
-/// Each call includes opening the array; the worker loop times whole calls.
+/// One implementation under test. `path` is a Zarr array directory, v2 or v3 (the array is its
+/// root). Each call includes opening the array; the worker loop times whole calls.
 pub trait Subject {
     /// The implementation's version.
     fn version(&self) -> String;
@@ -71,9 +71,9 @@ pub trait Subject {
         Err(Unsupported("no strided selection").into())
     }
 
-    /// Creates the array described by `zarray` (a `.zarray` document) at `path` and writes
-    /// the whole of `data` (C order, native byte order) into it.
-    fn write(&self, _path: &str, _zarray: &Value, _data: &[u16]) -> Result<()> {
+    /// Creates the array described by `metadata` (a v2 `.zarray` or a v3 `zarr.json`
+    /// document) at `path` and writes the whole of `data` (C order, native byte order) into it.
+    fn write(&self, _path: &str, _metadata: &Value, _data: &[u16]) -> Result<()> {
         Err(Unsupported("no writer").into())
     }
 }

@@ -3,18 +3,23 @@
 use crate::subject::{bytes_of, Box3, Result, Sink, Subject, Unsupported};
 use serde_json::Value;
 use std::sync::Arc;
-use zarrs::array::{Array, ArrayMetadata, ArrayMetadataV2, ArraySubset};
+use zarrs::array::{
+    Array, ArrayMetadata, ArrayShardedReadableExt, ArrayShardedReadableExtCache, ArraySubset,
+    CodecOptions,
+};
 use zarrs::filesystem::FilesystemStore;
 
 pub struct Zarrs;
 
-fn store(path: &str) -> Result<Arc<FilesystemStore>> {
-    Ok(Arc::new(FilesystemStore::new(path)?))
+fn open(path: &str) -> Result<Array<FilesystemStore>> {
+    Ok(Array::open(Arc::new(FilesystemStore::new(path)?), "/")?)
 }
 
-fn read(array: &Array<FilesystemStore>, start: &[u64], count: &[u64]) -> Result<Vec<u16>> {
-    let subset = ArraySubset::new_with_start_shape(start.to_vec(), count.to_vec())?;
-    Ok(array.retrieve_array_subset::<Vec<u16>>(&subset)?)
+fn subset(start: &[u64], count: &[u64]) -> Result<ArraySubset> {
+    Ok(ArraySubset::new_with_start_shape(
+        start.to_vec(),
+        count.to_vec(),
+    )?)
 }
 
 impl Subject for Zarrs {
@@ -31,17 +36,30 @@ impl Subject for Zarrs {
         )
     }
 
+    /// `retrieve_array_subset`: whole chunks (or shards) decoded in parallel.
     fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
-        let array = Array::open(store(path)?, "/")?;
+        let array = open(path)?;
         let shape = array.shape().to_vec();
-        sink.take(bytes_of(&read(&array, &vec![0; shape.len()], &shape)?));
+        let all = subset(&vec![0; shape.len()], &shape)?;
+        sink.take(bytes_of(&array.retrieve_array_subset::<Vec<u16>>(&all)?));
         Ok(())
     }
 
+    /// `retrieve_array_subset_sharded_opt` (zarrs' `ArrayShardedReadableExt`) with one
+    /// `ArrayShardedReadableExtCache` for all the boxes: each shard's index is read once per
+    /// call of this method and only the inner chunks a box touches are decoded. On an array
+    /// that is not sharded it is plain `retrieve_array_subset`.
     fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
-        let array = Array::open(store(path)?, "/")?;
+        let array = open(path)?;
+        let cache = ArrayShardedReadableExtCache::new(&array);
+        let options = CodecOptions::default();
         for b in boxes {
-            sink.take(bytes_of(&read(&array, b.start, b.count)?));
+            let values: Vec<u16> = array.retrieve_array_subset_sharded_opt(
+                &cache,
+                &subset(b.start, b.count)?,
+                &options,
+            )?;
+            sink.take(bytes_of(&values));
         }
         Ok(())
     }
@@ -50,12 +68,14 @@ impl Subject for Zarrs {
         Err(Unsupported("zarrs has no strided selection (boxes and points only)").into())
     }
 
-    fn write(&self, path: &str, zarray: &Value, data: &[u16]) -> Result<()> {
-        let metadata: ArrayMetadataV2 = serde_json::from_value(zarray.clone())?;
-        let array = Array::new_with_metadata(store(path)?, "/", ArrayMetadata::V2(metadata))?;
+    /// The document deserializes as v2 or v3 metadata (`ArrayMetadata` is untagged).
+    fn write(&self, path: &str, metadata: &Value, data: &[u16]) -> Result<()> {
+        let metadata: ArrayMetadata = serde_json::from_value(metadata.clone())?;
+        let store = Arc::new(FilesystemStore::new(path)?);
+        let array = Array::new_with_metadata(store, "/", metadata)?;
         array.store_metadata()?;
-        let subset = ArraySubset::new_with_shape(array.shape().to_vec());
-        array.store_array_subset(&subset, data)?;
+        let all = ArraySubset::new_with_shape(array.shape().to_vec());
+        array.store_array_subset(&all, data)?;
         Ok(())
     }
 }
