@@ -194,6 +194,12 @@ def markdown(run, tables):
         "reads the same files, and writes from the same metadata document.",
         "- Operations (each timing includes opening the array):",
         *[f"  - {OP_TEXT[op]}" for op in dict.fromkeys(t.op for t in run.tasks)],
+        "- Zarr v3: tensorstore opens v3 arrays with its `zarr3` driver; zarrs reads whole arrays "
+        "with `retrieve_array_subset` and boxes and chunks with `ArrayShardedReadableExt::"
+        "retrieve_array_subset_sharded_opt` and one `ArrayShardedReadableExtCache` per operation "
+        "(each shard index read once per operation; plain `retrieve_array_subset` when not "
+        "sharded); libzarr, tensorstore (cache pool 0) and zarr-python read a shard's index "
+        "again for every read call (as their bytes read for read_chunks show).",
         *[f"- Reference: {text}" for text in refs],
         "- Warm cache: the data fit in RAM; one untimed pass of every task first fills the page "
         "cache and verifies each result by CRC-32 (written arrays are read back by "
