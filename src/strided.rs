@@ -228,8 +228,8 @@ pub unsafe fn copy_elements(
         )));
     }
     let inner = inner(dims);
-    let whole_rows =
-        how.is_plain() && src_elem == dst_elem && is_contiguous_run(inner, src_elem, dst_elem);
+    let plain = how.is_plain() && src_elem == dst_elem;
+    let whole_rows = plain && is_contiguous_run(inner, src_elem, dst_elem);
     let (s0, d0) = inner[0];
     let src = src.as_ptr();
     for_each_row(dims, |s, d| {
@@ -239,6 +239,20 @@ pub unsafe fn copy_elements(
                 dst.ptr.add(d + d0),
                 inner.len() * src_elem,
             );
+            return;
+        }
+        if plain {
+            let (from, to) = (src.add(s), dst.ptr.add(d));
+            match src_elem {
+                1 => copy_each::<1>(from, to, inner),
+                2 => copy_each::<2>(from, to, inner),
+                4 => copy_each::<4>(from, to, inner),
+                8 => copy_each::<8>(from, to, inner),
+                16 => copy_each::<16>(from, to, inner),
+                n => inner.iter().for_each(|&(si, di)| {
+                    std::ptr::copy_nonoverlapping(from.add(si), to.add(di), n)
+                }),
+            }
             return;
         }
         for &(si, di) in inner {
@@ -253,6 +267,19 @@ pub unsafe fn copy_elements(
         }
     });
     Ok(())
+}
+
+/// Copies one `N`-byte element for each `(source offset, destination offset)` pair (a fixed
+/// size lets the compiler make each copy a single move).
+///
+/// # Safety
+/// Every offset plus `N` must lie inside its side, and the destinations must not overlap the
+/// source.
+#[inline]
+unsafe fn copy_each<const N: usize>(src: *const u8, dst: *mut u8, pairs: &[(usize, usize)]) {
+    for &(si, di) in pairs {
+        std::ptr::copy_nonoverlapping(src.add(si), dst.add(di), N);
+    }
 }
 
 /// Writes the one-element `pattern` at every destination offset named by `dims` (the source

@@ -387,6 +387,7 @@ impl Array {
     /// chunks of each in parallel, each shard opened once.
     pub(super) fn read_stored_chunks(&self, chunks: Vec<ChunkRef>, f: ReadChunk) -> Result<()> {
         let layout = self.shard_layout();
+        let single = chunks.len() == 1;
         let shards = layout.by_shard(chunks);
         let read_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
             let key = self.chunk_key(shard);
@@ -411,7 +412,7 @@ impl Array {
             })?;
             self.read_level(0, Region::Memory(&raw), &name, chunks, f)
         };
-        parallel::run(|| for_each(&shards, read_shard))
+        run_unless_single(single, || for_each(&shards, read_shard))
     }
 
     /// Reads the chunks under the shard of `level` in `region`.
@@ -491,7 +492,8 @@ impl Array {
             }
             result
         };
-        parallel::run(|| for_each(&shards, write_shard))
+        // One shard's chunks are rebuilt in turn: one shard needs no worker.
+        run_unless_single(shards.len() == 1, || for_each(&shards, write_shard))
     }
 
     /// The new encoded shard of `level` whose old decoded bytes are `old`, with `chunks`
@@ -677,6 +679,16 @@ pub(super) fn plan_chunks(plan: &OrthogonalPlan) -> Vec<ChunkRef> {
 }
 
 /// Runs `f` on each item, in parallel when there are several.
+/// Runs `work` on the pool, or on the caller's thread when it is a single task (handing it
+/// to a worker and waiting costs more than a small task takes).
+fn run_unless_single(single: bool, work: impl FnOnce() -> Result<()> + Send) -> Result<()> {
+    if single {
+        work()
+    } else {
+        parallel::run(work)
+    }
+}
+
 fn for_each<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<()> + Sync + Send) -> Result<()> {
     match items {
         [] => Ok(()),

@@ -4,7 +4,16 @@ use super::config::Config;
 use super::Codec;
 use crate::error::{try_alloc_zeroed, Error, Result};
 use serde_json::{json, Map, Value};
-use zstd::zstd_safe::{self, CParameter};
+use std::cell::RefCell;
+use zstd::zstd_safe::{self, CCtx, CParameter, DCtx, ResetDirective};
+
+thread_local! {
+    /// Each thread's compression context, reused from chunk to chunk (creating one costs as
+    /// much as compressing a small chunk).
+    static COMPRESSOR: RefCell<CCtx<'static>> = RefCell::new(CCtx::create());
+    /// Each thread's decompression context, reused likewise.
+    static DECOMPRESSOR: RefCell<DCtx<'static>> = RefCell::new(DCtx::create());
+}
 
 /// The numcodecs `Zstd` compressor: `{"id": "zstd", "level": 0, "checksum": false}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,16 +50,25 @@ impl Codec for Zstd {
     }
 
     fn encode_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        let failed = |e: std::io::Error| Error::Internal(format!("zstd: compression failed: {e}"));
-        let mut compressor = zstd::bulk::Compressor::new(self.level).map_err(failed)?;
-        compressor
-            .set_parameter(CParameter::ChecksumFlag(self.checksum))
-            .map_err(failed)?;
+        let failed = |code: usize| {
+            Error::Internal(format!(
+                "zstd: compression failed: {}",
+                zstd_safe::get_error_name(code)
+            ))
+        };
         let room = zstd::zstd_safe::compress_bound(input.len());
         out.clear();
         out.try_reserve_exact(room)
             .map_err(|_| Error::TooLarge(format!("zstd: cannot allocate {room} bytes")))?;
-        compressor.compress_to_buffer(input, out).map_err(failed)?;
+        COMPRESSOR.with_borrow_mut(|cctx| {
+            cctx.reset(ResetDirective::SessionAndParameters)
+                .map_err(failed)?;
+            cctx.set_parameter(CParameter::CompressionLevel(self.level))
+                .map_err(failed)?;
+            cctx.set_parameter(CParameter::ChecksumFlag(self.checksum))
+                .map_err(failed)?;
+            cctx.compress2(out, input).map_err(failed)
+        })?;
         Ok(())
     }
 
@@ -58,7 +76,7 @@ impl Codec for Zstd {
     /// straight into `out` (zstd's single-pass decoder needs no window buffer).
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
         check_frame_sizes(input, out.len())?;
-        match zstd_safe::decompress(out, input) {
+        match DECOMPRESSOR.with_borrow_mut(|dctx| dctx.decompress(out, input)) {
             Ok(n) if n == out.len() => Ok(()),
             Ok(n) => Err(corrupt(format!(
                 "data decodes to {n} bytes, expected {}",
