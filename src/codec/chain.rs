@@ -179,12 +179,19 @@ const NUMCODECS_ARRAY_FILTERS: [&str; 6] = [
 
 /// Filters that map each element on its own (so they may run on inner chunks instead of
 /// shards).
-const ELEMENT_WISE_FILTERS: [&str; 4] = ["fixedscaleoffset", "quantize", "bitround", "astype"];
+const ELEMENT_WISE_FILTERS: [&str; 6] = [
+    "fixedscaleoffset",
+    "quantize",
+    "bitround",
+    "astype",
+    "scale_offset",
+    "cast_value",
+];
 
 fn kind_of(name: &str) -> Option<Kind> {
     let numcodecs = name.strip_prefix("numcodecs.");
     match name {
-        "transpose" | "bitround" => Some(Kind::ArrayToArray),
+        "transpose" | "bitround" | "scale_offset" | "cast_value" => Some(Kind::ArrayToArray),
         "bytes" | "packbits" | "vlen-utf8" | "vlen-bytes" | "sharding_indexed" => {
             Some(Kind::ArrayToBytes)
         }
@@ -324,6 +331,12 @@ impl<'a> Builder<'a> {
             return Err(Error::Unsupported(
                 "array→array codecs on a variable-length type".into(),
             ));
+        }
+        if matches!(name, "scale_offset" | "cast_value") {
+            let (f, next, canonical) = filters::build_v3(name, config, &self.elem)?;
+            steps.push(Step::Filter(f));
+            self.elem = next;
+            return Ok(canonical);
         }
         let id = name.strip_prefix("numcodecs.").unwrap_or(name);
         let mut numcodecs_config = config.clone();

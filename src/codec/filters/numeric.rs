@@ -398,7 +398,7 @@ impl NumType {
     }
 
     /// The smallest and largest value of an integer type.
-    fn int_range(&self) -> (i128, i128) {
+    pub(crate) fn int_range(&self) -> (i128, i128) {
         let bits = 8 * self.size as u32;
         match self.kind {
             Kind::Int => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
