@@ -27,7 +27,7 @@ use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The most sub-chunks one shard may hold (its index is 16 bytes each).
 const MAX_INNER_CHUNKS: u64 = 1 << 28;
@@ -456,9 +456,10 @@ impl Array {
     }
 
     /// Rewrites the shards holding `chunks`: `f(id, old stored bytes)` gives each chunk's new
-    /// stored bytes (`None`: not stored), called in turn for the chunks of one shard under
-    /// its lock, shards in parallel. `covers(id)` says the old bytes are not needed, so a
-    /// shard whose every chunk is covered is not read.
+    /// stored bytes (`None`: not stored), shards in parallel. `covers(id)` says the old bytes
+    /// are not needed: those chunks are encoded in parallel before the shard's lock is taken
+    /// (so `f` must not depend on what is stored), the others in turn under it, and a shard
+    /// whose every chunk is covered is not read.
     pub(super) fn update_stored_chunks(
         &self,
         chunks: Vec<ChunkRef>,
@@ -466,10 +467,27 @@ impl Array {
         f: UpdateChunk,
     ) -> Result<()> {
         let layout = self.shard_layout();
+        let single = chunks.len() == 1;
         let shards = layout.by_shard(chunks);
         let write_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
             let key = self.chunk_key(shard);
             let name = format!("shard {key:?}");
+            // The chunks the write covers need no old bytes: they are encoded in parallel
+            // before the lock is taken (under it, work stays on this thread: see `rebuild`).
+            let encoded = for_each_collect(chunks, |(id, _)| match covers(*id) {
+                true => f(*id, None).map(Some),
+                false => Ok(None),
+            })?;
+            let slot: HashMap<usize, usize> = chunks
+                .iter()
+                .enumerate()
+                .map(|(j, (id, _))| (*id, j))
+                .collect();
+            let encoded = Mutex::new(encoded);
+            let f = |id: usize, old: Option<&[u8]>| {
+                let ready = encoded.lock().unwrap_or_else(|p| p.into_inner())[slot[&id]].take();
+                ready.map_or_else(|| f(id, old), Ok)
+            };
             let _lock = self.store.lock_chunk(&key);
             let whole = chunks.len() as u64 == layout.chunks_per_shard
                 && chunks.iter().all(|(id, _)| covers(*id));
@@ -483,7 +501,7 @@ impl Array {
                 }
                 other => other.as_deref().map(Cow::Borrowed),
             };
-            let result = match self.rebuild(0, old.as_deref(), &name, chunks, f)? {
+            let result = match self.rebuild(0, old.as_deref(), &name, chunks, &f)? {
                 Some(bytes) => self.store.set(&key, &bytes),
                 None => self.erase_chunk(&key),
             };
@@ -492,8 +510,7 @@ impl Array {
             }
             result
         };
-        // One shard's chunks are rebuilt in turn: one shard needs no worker.
-        run_unless_single(shards.len() == 1, || for_each(&shards, write_shard))
+        run_unless_single(single, || for_each(&shards, write_shard))
     }
 
     /// The new encoded shard of `level` whose old decoded bytes are `old`, with `chunks`
@@ -686,6 +703,17 @@ fn run_unless_single(single: bool, work: impl FnOnce() -> Result<()> + Send) -> 
         work()
     } else {
         parallel::run(work)
+    }
+}
+
+/// `f` of each item, in order, in parallel when there are several.
+fn for_each_collect<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R> + Sync + Send,
+) -> Result<Vec<R>> {
+    match items {
+        [one] => Ok(vec![f(one)?]),
+        _ => items.par_iter().map(f).collect(),
     }
 }
 

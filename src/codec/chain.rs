@@ -124,9 +124,7 @@ impl ChunkCodecs {
         let layout = (0..chunk_shape.len()).collect();
         Builder::new(dtype, object, chunk_shape, layout).build(codecs)
     }
-}
 
-impl ChunkCodecs {
     /// Checks that `fill` (one element, native bytes) survives the filters written before
     /// `sharding_indexed`, which run on the innermost chunks. libzarr reads a missing inner
     /// chunk as the fill value, zarr-python as the filtered fill value decoded back; where the
