@@ -1142,8 +1142,14 @@ zarr_status zarr_array_write_empty_chunks(const zarr_array *array, bool *out_wri
 const char *zarr_status_name(zarr_status status);
 
 /**
- * Opens the store at `location`: a directory path, a path ending in `.zip` (unless it is an
- * existing directory) for a zip archive, or `"memory:"` for a new, empty in-memory store.
+ * Opens the store at `location`: a directory path (`file://` may precede it), a path ending
+ * in `.zip` (unless it is an existing directory) for a zip archive, `"memory:"` for a new,
+ * empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server, or
+ * `http://` / `https://` for a web server (read-only; listing needs consolidated metadata).
+ * S3 settings come from the environment as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
+ * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL` (an
+ * `http://` endpoint allows plain HTTP and means path-style requests), and
+ * `AWS_NO_SIGN_REQUEST=YES` for anonymous reads.
  * Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
  * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
  * it is created and written by `zarr_store_close`, members stored uncompressed as

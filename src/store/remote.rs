@@ -1,0 +1,339 @@
+//! Object storage and web servers as stores: `s3://bucket/prefix` (any S3-compatible server)
+//! and `http://` / `https://` (read-only), through the `object_store` crate on a runtime the
+//! library owns. The store calls stay synchronous: each blocks its caller on its requests.
+//!
+//! Configuration comes from the environment, as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` / `AWS_DEFAULT_REGION`,
+//! `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`; an `http://` endpoint allows plain HTTP and
+//! means path-style requests), and `AWS_NO_SIGN_REQUEST=YES` for anonymous reads.
+
+use super::{OpenMode, Store, ValueReader};
+use crate::error::{Error, Result};
+use futures::TryStreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::http::HttpBuilder;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
+use std::sync::OnceLock;
+use tokio::runtime::Runtime;
+
+/// How much of a value's end the first request of a partial read fetches: a shard's index
+/// (at its end, as zarr-python writes it) and small values in one request.
+const TAIL: u64 = 1 << 20;
+
+/// The runtime every remote store's requests run on, started on first use (never in a library
+/// constructor: its threads would not survive a `fork`).
+fn runtime() -> Result<&'static Runtime> {
+    static RUNTIME: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("libzarr-io")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| Error::Internal(format!("cannot start the I/O runtime: {e}")))
+}
+
+/// A bucket (or a prefix of one) on an S3-compatible server, or a directory of a web server.
+#[derive(Debug)]
+pub struct RemoteStore {
+    inner: Box<dyn ObjectStore>,
+    /// The location as the caller gave it, for messages.
+    url: String,
+    /// What every key is prefixed with inside the bucket (empty or ending in `/`).
+    prefix: String,
+    /// Web servers cannot be written to or listed.
+    http: bool,
+}
+
+/// Whether `location` names a remote store.
+pub fn is_remote(location: &str) -> bool {
+    ["s3://", "http://", "https://"]
+        .iter()
+        .any(|scheme| location.starts_with(scheme))
+}
+
+impl RemoteStore {
+    /// Opens `url` (`s3://bucket[/prefix]`, `http[s]://host[/path]`). Web servers are
+    /// read-only.
+    pub fn open(url: &str, mode: OpenMode) -> Result<RemoteStore> {
+        let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
+        let built = if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(invalid("no bucket name"));
+            }
+            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+            let endpoint = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
+                .iter()
+                .find_map(|name| std::env::var(name).ok());
+            if let Some(endpoint) = endpoint {
+                builder = builder
+                    .with_endpoint(&endpoint)
+                    .with_allow_http(endpoint.starts_with("http://"));
+            }
+            if std::env::var("AWS_NO_SIGN_REQUEST").is_ok_and(|v| is_yes(&v)) {
+                builder = builder.with_skip_signature(true);
+            }
+            if std::env::var("AWS_REGION").is_err() {
+                if let Ok(region) = std::env::var("AWS_DEFAULT_REGION") {
+                    builder = builder.with_region(region);
+                }
+            }
+            builder
+                .build()
+                .map(|s| (Box::new(s) as Box<dyn ObjectStore>, prefix, false))
+        } else if url.starts_with("http://") || url.starts_with("https://") {
+            if mode != OpenMode::Read {
+                return Err(Error::Unsupported(format!(
+                    "writing to {url}: web servers are read-only (open it with mode \"r\")"
+                )));
+            }
+            HttpBuilder::new()
+                .with_url(url.trim_end_matches('/'))
+                .with_client_options(
+                    object_store::ClientOptions::new().with_allow_http(url.starts_with("http://")),
+                )
+                .build()
+                .map(|s| (Box::new(s) as Box<dyn ObjectStore>, "", true))
+        } else {
+            return Err(invalid("not an s3://, http:// or https:// URL"));
+        };
+        let (inner, prefix, http) =
+            built.map_err(|e| Error::InvalidArgument(format!("store URL {url:?}: {e}")))?;
+        let prefix = prefix.trim_matches('/');
+        Ok(RemoteStore {
+            inner,
+            url: url.to_string(),
+            prefix: if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}/")
+            },
+            http,
+        })
+    }
+
+    fn path(&self, key: &str) -> ObjectPath {
+        ObjectPath::from(format!("{}{key}", self.prefix))
+    }
+
+    /// Runs one request (or a few) to completion on the I/O runtime.
+    fn block_on<T>(&self, work: impl std::future::Future<Output = T>) -> Result<T> {
+        Ok(runtime()?.block_on(work))
+    }
+
+    /// The error for a failed request on `key` (`what` the request: "reading", ...).
+    fn failed(&self, what: &str, key: &str, e: object_store::Error) -> Error {
+        let place = format!("{what} {:?} in {}", key, self.url);
+        match e {
+            object_store::Error::NotSupported { .. }
+            | object_store::Error::NotImplemented { .. } => {
+                Error::Unsupported(format!("{place}: {e}"))
+            }
+            e => Error::Io(format!("{place}: {e}")),
+        }
+    }
+
+    /// `Ok(None)` for a failed request that says the key is missing; an error when the bucket
+    /// is (S3 answers both with 404, telling them apart in the body) or for any other failure.
+    fn missing<T>(&self, key: &str, e: object_store::Error) -> Result<Option<T>> {
+        match e {
+            object_store::Error::NotFound { .. } if e.to_string().contains("NoSuchBucket") => {
+                Err(Error::NotFound(format!(
+                    "the bucket of {} does not exist (reading {key:?})",
+                    self.url
+                )))
+            }
+            object_store::Error::NotFound { .. } => Ok(None),
+            e => Err(self.failed("reading", key, e)),
+        }
+    }
+
+    /// The names below `prefix` (a store prefix), from a listing of the bucket.
+    fn strip(&self, path: &ObjectPath, prefix: &str) -> Option<String> {
+        path.as_ref()
+            .strip_prefix(self.prefix.as_str())?
+            .strip_prefix(prefix)
+            .map(str::to_string)
+    }
+
+    fn refuse_listing(&self) -> Result<()> {
+        if self.http {
+            return Err(Error::Unsupported(format!(
+                "listing {}: web servers cannot list their files (open the hierarchy through its consolidated metadata)",
+                self.url
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn is_yes(value: &str) -> bool {
+    matches!(value.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
+}
+
+impl Store for RemoteStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let path = self.path(key);
+        let got = self.block_on(async {
+            match self.inner.get(&path).await {
+                Ok(result) => result.bytes().await.map(|b| Some(b.to_vec())),
+                Err(e) => Err(e),
+            }
+        })?;
+        match got {
+            Ok(value) => Ok(value),
+            Err(e) => self.missing(key, e),
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let path = self.path(key);
+        let payload = PutPayload::from(value.to_vec());
+        self.block_on(self.inner.put(&path, payload))?
+            .map(drop)
+            .map_err(|e| self.failed("writing", key, e))
+    }
+
+    fn erase(&self, key: &str) -> Result<()> {
+        let path = self.path(key);
+        match self.block_on(self.inner.delete(&path))? {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.failed("deleting", key, e)),
+        }
+    }
+
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        let path = self.path(key);
+        let options = GetOptions {
+            range: Some(GetRange::Suffix(TAIL)),
+            ..Default::default()
+        };
+        let got = self.block_on(async {
+            let result = match self.inner.get_opts(&path, options).await {
+                Err(e @ object_store::Error::NotFound { .. }) => return Err(e),
+                // An empty value has no suffix to ask for: fetch it whole.
+                Err(_) => self.inner.get(&path).await?,
+                Ok(result) => result,
+            };
+            let (len, start) = (result.meta.size, result.range.start);
+            result.bytes().await.map(|tail| (len, start, tail))
+        })?;
+        let (len, tail_start, tail) = match got {
+            Ok(got) => got,
+            Err(e) => return self.missing(key, e),
+        };
+        Ok(Some(Box::new(RemoteValue {
+            store: self,
+            key: key.to_string(),
+            path,
+            len,
+            tail_start,
+            tail: tail.to_vec(),
+        })))
+    }
+
+    fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        let path = self.path(key);
+        match self.block_on(self.inner.head(&path))? {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.failed("reading", key, e)),
+        }
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.refuse_listing()?;
+        let base = self.path(prefix.trim_end_matches('/'));
+        let listed = self.block_on(async {
+            let start = (!base.as_ref().is_empty()).then_some(&base);
+            self.inner.list(start).try_collect::<Vec<_>>().await
+        })?;
+        let mut keys: Vec<String> = listed
+            .map_err(|e| self.failed("listing", prefix, e))?
+            .iter()
+            .filter_map(|meta| self.strip(&meta.location, prefix))
+            .map(|rest| format!("{prefix}{rest}"))
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        self.refuse_listing()?;
+        let base = self.path(prefix.trim_end_matches('/'));
+        let listed = self.block_on(async {
+            let start = (!base.as_ref().is_empty()).then_some(&base);
+            self.inner.list_with_delimiter(start).await
+        })?;
+        let listed = listed.map_err(|e| self.failed("listing", prefix, e))?;
+        let mut names: Vec<String> = listed
+            .objects
+            .iter()
+            .map(|meta| &meta.location)
+            .chain(&listed.common_prefixes)
+            .filter_map(|path| self.strip(path, prefix))
+            .filter(|name| !name.is_empty())
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+}
+
+/// An open remote value: its length and the tail the first request fetched; other parts are
+/// fetched with a ranged request each.
+struct RemoteValue<'a> {
+    store: &'a RemoteStore,
+    key: String,
+    path: ObjectPath,
+    len: u64,
+    tail_start: u64,
+    tail: Vec<u8>,
+}
+
+impl ValueReader for RemoteValue<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&end| end <= self.len)
+            .ok_or_else(|| {
+                Error::CorruptChunk(format!(
+                    "{:?} in {} holds {} bytes, ends before byte {offset} + {}",
+                    self.key,
+                    self.store.url,
+                    self.len,
+                    buf.len()
+                ))
+            })?;
+        if offset >= self.tail_start {
+            let from = (offset - self.tail_start) as usize;
+            buf.copy_from_slice(&self.tail[from..from + buf.len()]);
+            return Ok(());
+        }
+        let bytes = self
+            .store
+            .block_on(self.store.inner.get_range(&self.path, offset..end))?
+            .map_err(|e| self.store.failed("reading", &self.key, e))?;
+        if bytes.len() != buf.len() {
+            return Err(Error::Io(format!(
+                "reading {:?} in {}: asked for {} bytes at {offset}, the server sent {}",
+                self.key,
+                self.store.url,
+                buf.len(),
+                bytes.len()
+            )));
+        }
+        buf.copy_from_slice(&bytes);
+        Ok(())
+    }
+}

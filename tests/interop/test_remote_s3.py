@@ -1,0 +1,107 @@
+"""libzarr and zarr-python 3 sharing a bucket of a real S3 server (SeaweedFS, started by scripts/test.sh on
+127.0.0.1): zarr-python writes through its obstore-backed ObjectStore and libzarr reads through `s3://` URLs,
+and the reverse, for a v2 array, a v3 sharded array and a group, with consolidated metadata. Skipped without
+the server (LIBZARR_TEST_S3_ENDPOINT unset) unless LIBZARR_REMOTE_TESTS=required, as the test script sets it.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr")
+if int(zarr.__version__.split(".")[0]) < 3:
+    pytest.skip("zarr-python 2 has no obstore store", allow_module_level=True)
+obstore = pytest.importorskip("obstore")
+ENDPOINT = os.environ.get("LIBZARR_TEST_S3_ENDPOINT")
+if ENDPOINT is None:
+    if os.environ.get("LIBZARR_REMOTE_TESTS") == "required":
+        raise RuntimeError("LIBZARR_TEST_S3_ENDPOINT is not set: start the servers (scripts/servers.sh)")
+    pytest.skip("no S3 server (scripts/test.sh starts one)", allow_module_level=True)
+
+import libzarr  # noqa: E402
+from obstore.store import S3Store  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning")]
+KEY, SECRET = os.environ["LIBZARR_TEST_S3_KEY"], os.environ["LIBZARR_TEST_S3_SECRET"]
+# libzarr reads the AWS variables when it opens an s3:// store.
+os.environ.update(AWS_ENDPOINT_URL=ENDPOINT, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET,
+                  AWS_REGION="us-east-1")
+BUCKET = "zarr-test"
+
+
+def zpy_store(prefix, read_only=False):
+    s3 = S3Store(BUCKET, prefix=prefix, endpoint=ENDPOINT, access_key_id=KEY, secret_access_key=SECRET,
+                 region="us-east-1", client_options={"allow_http": True})
+    return zarr.storage.ObjectStore(s3, read_only=read_only)
+
+
+def prefix(name):
+    return f"interop-{os.getpid()}-{name}"
+
+
+SHARDED = {"name": "sharding_indexed", "configuration": {
+    "chunk_shape": [8, 5], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                      {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+    "index_location": "end"}}
+
+
+def data(shape, dtype):
+    return (np.arange(np.prod(shape)) * 3 - 500).reshape(shape).astype(dtype)
+
+
+def test_libzarr_reads_what_zarr_python_wrote():
+    p = prefix("zpy")
+    root = zarr.open_group(zpy_store(p), mode="w", zarr_format=3)
+    root.attrs["title"] = "from zarr-python"
+    v3 = root.create_array("sharded", shape=(37, 23), chunks=(16, 10), shards=(16, 10), dtype="int32",
+                           fill_value=-1, compressors=None)
+    v3[:30] = data((30, 23), "int32")
+    zarr.consolidate_metadata(zpy_store(p))
+    with libzarr.open_store(f"s3://{BUCKET}/{p}", "r") as store, store.open_array("sharded") as arr:
+        got = arr.read()
+        assert (got[:30] == data((30, 23), "int32")).all() and (got[30:] == -1).all()
+    v2 = zarr.open_array(zpy_store(p + "-v2"), mode="w", shape=(50,), chunks=(7,), dtype="<f8", zarr_format=2,
+                         fill_value=0.5)
+    v2[:40] = data((40,), "<f8")
+    with libzarr.open_store(f"s3://{BUCKET}/{p}-v2", "r") as store, store.open_array("") as arr:
+        got = arr.read()
+        assert (got[:40] == data((40,), "<f8")).all() and (got[40:] == 0.5).all()
+
+
+def test_zarr_python_reads_what_libzarr_wrote():
+    p = prefix("lz")
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [37, 23], "data_type": "int16", "fill_value": 7,
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 10]}}, "codecs": [SHARDED]}
+    with libzarr.open_store(f"s3://{BUCKET}/{p}", "w") as store:
+        store.create_group_format("", 3)
+        with store.create_array("grp/sharded", json.dumps(doc)) as arr:
+            arr.write(data((20, 23), "int16"))
+        store.consolidate()
+    z = zarr.open_group(zpy_store(p, read_only=True), mode="r")
+    got = z["grp/sharded"][...]
+    assert (got[:20] == data((20, 23), "int16")).all() and (got[20:] == 7).all()
+
+
+def test_wrong_secret_is_an_error_naming_the_url_and_status(tmp_path):
+    """A wrong secret must not read as missing chunks (fill values): libzarr says the server refused, naming
+    the URL, the key and the status. Run in a child process, since the AWS variables are process-wide."""
+    p = prefix("secret")
+    z = zarr.open_array(zpy_store(p), mode="w", shape=(10,), chunks=(5,), dtype="int32", zarr_format=3)
+    z[...] = np.arange(10)
+    script = tmp_path / "wrong.py"
+    script.write_text(f"""
+import libzarr
+try:
+    with libzarr.open_store("s3://{BUCKET}/{p}", "r") as store, store.open_array("") as arr:
+        print("READ", arr.read().tolist())
+except libzarr.LibzarrError as e:
+    print(e.name, e.message)
+""")
+    env = dict(os.environ, AWS_SECRET_ACCESS_KEY="not-the-secret", PYTHONPATH=os.path.dirname(libzarr.__file__))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    text = out.stdout + out.stderr
+    assert "ZARR_ERR_IO" in text and f"s3://{BUCKET}/{p}" in text and "403" in text, text
