@@ -68,6 +68,12 @@ pub fn run<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     pool()?.install(f)
 }
 
+/// Runs `f` on the calling thread with a scope whose spawned work runs on the pool: the
+/// caller can wait on something else (network requests) while the pool works.
+pub fn in_place_scope<'scope, T>(f: impl FnOnce(&rayon::Scope<'scope>) -> T) -> Result<T> {
+    Ok(pool()?.in_place_scope(f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

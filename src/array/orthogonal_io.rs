@@ -3,13 +3,14 @@
 //! the caller's buffer.
 
 use super::buffer::BufferLayout;
-use super::chunk_io::with_scratch;
+use super::chunk_io::{with_scratch, ChunkName};
 use super::shard_io::plan_chunks;
 use super::Array;
 use crate::dtype::{select_fields, ByteSwap, DataTypeKind};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan};
+use crate::store::StoreKind;
 use crate::strided::{
     copy_elements, fill_elements, is_c_contiguous, DimOffsets, ElementCopy, SharedBuffer,
 };
@@ -203,7 +204,45 @@ impl Array {
         if self.sharding.is_some() {
             return self.read_sharded(&plan, &layout, out, how, &fill);
         }
+        if self.store.kind() == StoreKind::Remote && !self.caches_chunks() {
+            return self.read_fetched(&plan, &layout, out, how, &fill);
+        }
         self.for_each_task(&plan, |task| self.read_task(task, &layout, out, how, &fill))
+    }
+
+    /// Reads the tasks of `plan` from a store on a network: the chunks are fetched with many
+    /// requests in flight and each is decoded on the pool as it arrives.
+    fn read_fetched(
+        &self,
+        plan: &OrthogonalPlan,
+        buffer: &BufferLayout,
+        out: SharedBuffer,
+        how: &ElementCopy,
+        fill: &[u8],
+    ) -> Result<()> {
+        let count = usize::try_from(plan.chunk_count())
+            .map_err(|_| Error::Overflow("more chunks than memory can count".into()))?;
+        let key = |i: usize| self.chunk_key(&plan.chunk(i as u64).coords);
+        self.store.get_many(count, &key, &|i, raw| {
+            let task = plan.chunk(i as u64);
+            let dims = self.task_offsets(&task, buffer, true);
+            let Some(raw) = raw else {
+                // SAFETY: the tasks of one selection write disjoint elements of a
+                // non-overlapping layout.
+                return unsafe { fill_elements(out, &dims, fill) };
+            };
+            let name = ChunkName::Key(key(i).into());
+            if self.chunk_is_buffer_run(&task, buffer, how) {
+                let start: usize = dims.iter().map(|d| d[0].1).sum();
+                // SAFETY: as above; this range is exactly this chunk's elements.
+                let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
+                return self.decode_chunk(&raw, target, &name);
+            }
+            self.with_decoded_chunk(&raw, &name, |chunk| {
+                // SAFETY: as above.
+                unsafe { copy_elements(chunk, out, &dims, how) }
+            })
+        })
     }
 
     fn write_selection(

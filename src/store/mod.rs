@@ -58,6 +58,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             .map_err(|e| Error::io(format!("reading {}", source.display()), e))?;
         self.set(key, &value)
     }
+    /// Fetches the values under `key(0)`, ..., `key(count - 1)` and runs `f(i, value)` for
+    /// each (`None`: missing) on the thread pool, in any order, stopping at the first error.
+    /// Stores on a network keep many requests in flight, handing each value over as it
+    /// arrives; the others read in parallel on the pool.
+    fn get_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
+    ) -> Result<()> {
+        use rayon::prelude::*;
+        crate::parallel::run(|| {
+            (0..count)
+                .into_par_iter()
+                .try_for_each(|i| f(i, self.get(&key(i))?))
+        })
+    }
     /// Every key that starts with `prefix`, at any depth, sorted.
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
@@ -297,6 +314,17 @@ impl StoreHandle {
             Some(answer) => Ok(answer.map(|v| Box::new(v) as Box<dyn ValueReader>)),
             None => self.backend.open_value(key),
         }
+    }
+
+    /// Fetches many chunk values at once (see [`Store::get_many`]); metadata is not fetched
+    /// this way.
+    pub fn get_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
+    ) -> Result<()> {
+        self.backend.get_many(count, key, f)
     }
 
     /// The length of the value under `key`, if any, without reading it where possible.

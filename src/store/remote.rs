@@ -9,13 +9,17 @@
 
 use super::{OpenMode, Store, ValueReader};
 use crate::error::{Error, Result};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::Runtime;
+use tokio::sync::Semaphore;
+
+/// How many requests a call keeps in flight (tensorstore's default is 32 too).
+const REQUESTS_IN_FLIGHT: usize = 32;
 
 /// How much of a value's end the first request of a partial read fetches: a shard's index
 /// (at its end, as zarr-python writes it) and small values in one request.
@@ -139,6 +143,18 @@ impl RemoteStore {
         }
     }
 
+    /// The value under `key` (`None`: missing).
+    async fn fetch(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let got = match self.inner.get(&self.path(key)).await {
+            Ok(result) => result.bytes().await,
+            Err(e) => Err(e),
+        };
+        match got {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(e) => self.missing(key, e),
+        }
+    }
+
     /// `Ok(None)` for a failed request that says the key is missing; an error when the bucket
     /// is (S3 answers both with 404, telling them apart in the body) or for any other failure.
     fn missing<T>(&self, key: &str, e: object_store::Error) -> Result<Option<T>> {
@@ -179,17 +195,57 @@ fn is_yes(value: &str) -> bool {
 
 impl Store for RemoteStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let path = self.path(key);
-        let got = self.block_on(async {
-            match self.inner.get(&path).await {
-                Ok(result) => result.bytes().await.map(|b| Some(b.to_vec())),
-                Err(e) => Err(e),
-            }
-        })?;
-        match got {
-            Ok(value) => Ok(value),
-            Err(e) => self.missing(key, e),
-        }
+        self.block_on(self.fetch(key))?
+    }
+
+    fn get_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
+    ) -> Result<()> {
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let fail = |e: Error| {
+            failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+        };
+        let failed = || failure.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        // Values fetched but not yet handed over count against this budget too.
+        let budget = Arc::new(Semaphore::new(2 * REQUESTS_IN_FLIGHT));
+        crate::parallel::in_place_scope(|scope| {
+            self.block_on(async {
+                let mut arrivals = futures::stream::iter(0..count)
+                    .map(|i| {
+                        let budget = budget.clone();
+                        async move {
+                            let permit = budget.acquire_owned().await;
+                            (i, self.fetch(&key(i)).await, permit)
+                        }
+                    })
+                    .buffer_unordered(REQUESTS_IN_FLIGHT);
+                while let Some((i, fetched, permit)) = arrivals.next().await {
+                    match fetched {
+                        Ok(value) if !failed() => scope.spawn(move |_| {
+                            if let Err(e) = f(i, value) {
+                                fail(e);
+                            }
+                            drop(permit);
+                        }),
+                        Ok(_) => break,
+                        Err(e) => {
+                            fail(e);
+                            break;
+                        }
+                    }
+                }
+            })
+        })??;
+        failure
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map_or(Ok(()), Err)
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
