@@ -13,10 +13,33 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{
+    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::Runtime;
 use tokio::sync::Semaphore;
+
+/// How a failed request is retried (5xx, 429, connection errors and timeouts, with exponential
+/// backoff from 100 ms): at most this many times, and never past [`RETRY_TIME`] in all, so an
+/// unreachable server is an error within seconds rather than object_store's three minutes.
+const RETRIES: usize = 4;
+/// The longest a request may take with its retries.
+const RETRY_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The client settings of every remote store: object_store's timeouts (30 s per request, 5 s
+/// to connect), plain HTTP allowed when asked.
+fn client_options(allow_http: bool) -> ClientOptions {
+    ClientOptions::new().with_allow_http(allow_http)
+}
+
+fn retry_config() -> RetryConfig {
+    RetryConfig {
+        max_retries: RETRIES,
+        retry_timeout: RETRY_TIME,
+        ..Default::default()
+    }
+}
 
 /// How many requests a call keeps in flight (tensorstore's default is 32 too).
 const REQUESTS_IN_FLIGHT: usize = 32;
@@ -75,11 +98,13 @@ impl RemoteStore {
             let endpoint = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
                 .iter()
                 .find_map(|name| std::env::var(name).ok());
+            let allow_http = endpoint.as_ref().is_some_and(|e| e.starts_with("http://"));
             if let Some(endpoint) = endpoint {
-                builder = builder
-                    .with_endpoint(&endpoint)
-                    .with_allow_http(endpoint.starts_with("http://"));
+                builder = builder.with_endpoint(&endpoint);
             }
+            builder = builder
+                .with_client_options(client_options(allow_http))
+                .with_retry(retry_config());
             if std::env::var("AWS_NO_SIGN_REQUEST").is_ok_and(|v| is_yes(&v)) {
                 builder = builder.with_skip_signature(true);
             }
@@ -99,9 +124,8 @@ impl RemoteStore {
             }
             HttpBuilder::new()
                 .with_url(url.trim_end_matches('/'))
-                .with_client_options(
-                    object_store::ClientOptions::new().with_allow_http(url.starts_with("http://")),
-                )
+                .with_client_options(client_options(url.starts_with("http://")))
+                .with_retry(retry_config())
                 .build()
                 .map(|s| (Box::new(s) as Box<dyn ObjectStore>, "", true))
         } else {

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -105,3 +106,24 @@ except libzarr.LibzarrError as e:
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     text = out.stdout + out.stderr
     assert "ZARR_ERR_IO" in text and f"s3://{BUCKET}/{p}" in text and "403" in text, text
+
+
+def test_unreachable_endpoint_is_an_error_within_seconds(tmp_path):
+    """Nothing listens at the endpoint: the open fails with ZARR_ERR_IO naming the URL after a few retries,
+    instead of hanging (object_store alone would retry for three minutes)."""
+    script = tmp_path / "unreachable.py"
+    script.write_text("""
+import libzarr
+try:
+    with libzarr.open_store("s3://zarr-test/nowhere", "r") as store, store.open_array("") as arr:
+        print("OPENED")
+except libzarr.LibzarrError as e:
+    print(e.name, e.message)
+""")
+    env = dict(os.environ, AWS_ENDPOINT_URL="http://127.0.0.1:9", PYTHONPATH=os.path.dirname(libzarr.__file__))
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - start
+    text = out.stdout + out.stderr
+    assert "ZARR_ERR_IO" in text and "s3://zarr-test/nowhere" in text, text
+    assert took < 20, f"{took:.1f} s to fail"
