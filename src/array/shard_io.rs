@@ -23,6 +23,7 @@ use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
+use crate::store::ValueReader;
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -79,14 +80,11 @@ pub(super) struct ShardLayout {
 /// A shard's index: `(offset, length)` of each sub-chunk in index order, `None` where empty.
 type ShardIndex = Vec<Option<(u64, u64)>>;
 
-/// Reads a stored value's bytes at an offset into a buffer it fills exactly.
-type ReadAt<'a> = &'a (dyn Fn(u64, &mut [u8]) -> Result<()> + Sync);
-
 /// Where a shard's bytes are: a range of a stored value read on demand, or in memory.
 #[derive(Clone, Copy)]
 enum Region<'a> {
     Stored {
-        read_at: ReadAt<'a>,
+        value: &'a dyn ValueReader,
         base: u64,
         len: u64,
     },
@@ -104,8 +102,8 @@ impl Region<'_> {
     /// The region's `n` bytes at `offset` (within it: indexes are checked).
     fn sub(&self, offset: u64, n: u64) -> Self {
         match *self {
-            Region::Stored { read_at, base, .. } => Region::Stored {
-                read_at,
+            Region::Stored { value, base, .. } => Region::Stored {
+                value,
                 base: base + offset,
                 len: n,
             },
@@ -123,13 +121,27 @@ impl Region<'_> {
     ) -> Result<T> {
         match *self {
             Region::Memory(bytes) => f(&bytes[offset as usize..(offset + n) as usize]),
-            Region::Stored { read_at, base, .. } => {
+            Region::Stored { value, base, .. } => {
                 let len = usize::try_from(n)
                     .map_err(|_| Error::TooLarge(format!("{name}: {n} bytes")))?;
                 with_stored_buffer(len, name, |buf| {
-                    read_at(base + offset, buf).map_err(|e| e.context(name))?;
+                    value
+                        .read_exact_at(base + offset, buf)
+                        .map_err(|e| e.context(name))?;
                     f(buf)
                 })
+            }
+        }
+    }
+
+    /// Says that the `(offset, length)` parts of the region will be read next (a value on a
+    /// network fetches them now, all at once).
+    fn prefetch(&self, parts: impl Iterator<Item = (u64, u64)>, name: &str) -> Result<()> {
+        match *self {
+            Region::Memory(_) => Ok(()),
+            Region::Stored { value, base, .. } => {
+                let parts: Vec<(u64, u64)> = parts.map(|(o, n)| (base + o, n)).collect();
+                value.prefetch(&parts).map_err(|e| e.context(name))
             }
         }
     }
@@ -398,9 +410,8 @@ impl Array {
             let len = reader.len();
             let top = &layout.levels[0];
             if top.whole.is_identity() {
-                let read_at = |offset: u64, buf: &mut [u8]| reader.read_exact_at(offset, buf);
                 let region = Region::Stored {
-                    read_at: &read_at,
+                    value: &*reader,
                     base: 0,
                     len,
                 };
@@ -427,6 +438,10 @@ impl Array {
         let layout = self.shard_layout();
         let index = layout.levels[level].read_index(region, name)?;
         let Some(next) = layout.levels.get(level + 1) else {
+            let wanted = chunks
+                .iter()
+                .filter_map(|(_, c)| index[layout.position(level, c)]);
+            region.prefetch(wanted, name)?;
             return for_each(chunks, |(id, coords)| {
                 match index[layout.position(level, coords)] {
                     None => f(*id, coords, None),

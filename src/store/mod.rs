@@ -97,6 +97,11 @@ pub trait ValueReader: Send + Sync {
     }
     /// Fills `buf` with the value's bytes from `offset`; reading past the end is an error.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Says that the `(offset, length)` parts will be read next: a value on a network fetches
+    /// them now, with as few requests as it can; local values have nothing to do.
+    fn prefetch(&self, _parts: &[(u64, u64)]) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl ValueReader for Vec<u8> {

@@ -315,6 +315,7 @@ impl Store for RemoteStore {
             len,
             tail_start,
             tail: tail.to_vec(),
+            fetched: Mutex::new(Vec::new()),
         })))
     }
 
@@ -366,8 +367,8 @@ impl Store for RemoteStore {
     }
 }
 
-/// An open remote value: its length and the tail the first request fetched; other parts are
-/// fetched with a ranged request each.
+/// An open remote value: its length, the tail the first request fetched, and the parts
+/// prefetched since; other parts are fetched with a ranged request each.
 struct RemoteValue<'a> {
     store: &'a RemoteStore,
     key: String,
@@ -375,6 +376,25 @@ struct RemoteValue<'a> {
     len: u64,
     tail_start: u64,
     tail: Vec<u8>,
+    /// Prefetched parts: `(offset, bytes)`.
+    fetched: Mutex<Vec<(u64, bytes::Bytes)>>,
+}
+
+impl RemoteValue<'_> {
+    /// Copies `[offset, offset + buf.len())` from a prefetched part holding it whole.
+    fn copy_prefetched(&self, offset: u64, buf: &mut [u8]) -> bool {
+        let fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
+        let end = offset + buf.len() as u64;
+        let Some((start, bytes)) = fetched
+            .iter()
+            .find(|(start, bytes)| *start <= offset && end <= start + bytes.len() as u64)
+        else {
+            return false;
+        };
+        let from = (offset - start) as usize;
+        buf.copy_from_slice(&bytes[from..from + buf.len()]);
+        true
+    }
 }
 
 impl ValueReader for RemoteValue<'_> {
@@ -400,6 +420,9 @@ impl ValueReader for RemoteValue<'_> {
             buf.copy_from_slice(&self.tail[from..from + buf.len()]);
             return Ok(());
         }
+        if self.copy_prefetched(offset, buf) {
+            return Ok(());
+        }
         let bytes = self
             .store
             .block_on(self.store.inner.get_range(&self.path, offset..end))?
@@ -414,6 +437,27 @@ impl ValueReader for RemoteValue<'_> {
             )));
         }
         buf.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    /// Fetches the parts not in the tail with object_store's `get_ranges`: ranges less than
+    /// 1 MiB apart merged into one request, up to 10 requests at once.
+    fn prefetch(&self, parts: &[(u64, u64)]) -> Result<()> {
+        let ranges: Vec<std::ops::Range<u64>> = parts
+            .iter()
+            .filter(|&&(offset, _)| offset < self.tail_start)
+            .map(|&(offset, n)| offset..(offset + n).min(self.len))
+            .filter(|r| !r.is_empty())
+            .collect();
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let got = self
+            .store
+            .block_on(self.store.inner.get_ranges(&self.path, &ranges))?
+            .map_err(|e| self.store.failed("reading", &self.key, e))?;
+        let mut fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
+        fetched.extend(ranges.iter().map(|r| r.start).zip(got));
         Ok(())
     }
 }
