@@ -206,3 +206,35 @@ fn s3_shards_larger_than_the_first_request_read_through_prefetched_ranges() {
         assert!(part == expected, "{location}: box");
     }
 }
+
+#[test]
+fn s3_store_copies_upload_and_download() {
+    if s3().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("libzarr-remote-copy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let local = StoreHandle::open(dir.join("src").to_str().unwrap(), OpenMode::Write).unwrap();
+    round_trip(&local, "grp/v2", V2);
+    round_trip(&local, "grp/sharded", V3_SHARDED);
+    let bucket = StoreHandle::open(&bucket_prefix("copy"), OpenMode::Write).unwrap();
+    let mut reports = 0;
+    let mut progress = |_: &zarr::copy::Progress| {
+        reports += 1;
+        std::ops::ControlFlow::Continue(())
+    };
+    zarr::copy::copy_store(&local, "grp", &bucket, "uploaded", &mut progress).unwrap();
+    let back = StoreHandle::open(dir.join("back").to_str().unwrap(), OpenMode::Write).unwrap();
+    zarr::copy::copy_store(&bucket, "uploaded", &back, "grp", &mut progress).unwrap();
+    assert!(reports > 4, "{reports} progress reports");
+    for path in ["grp/v2", "grp/sharded"] {
+        let (a, b) = (
+            Array::open(local.clone(), path).unwrap(),
+            Array::open(back.clone(), path).unwrap(),
+        );
+        let (mut x, mut y) = (vec![0u8; 40 * 30 * 4], vec![1u8; 40 * 30 * 4]);
+        a.read_region(&[0, 0], &[40, 30], &mut x).unwrap();
+        b.read_region(&[0, 0], &[40, 30], &mut y).unwrap();
+        assert_eq!(x, y, "{path}");
+    }
+}
