@@ -68,6 +68,25 @@ static void test_open_errors(void) {
     CHECK(file_write(file, "x", 1));
     CHECK_ERR(zarr_store_open(file, ZARR_MODE_WRITE, &s));
     CHECK(s == (zarr_store *)&sentinel); /* outputs untouched on failure */
+    /* Store options: remote stores only, every member known and of the right type. */
+    CHECK_STATUS(zarr_store_open_options(dir, ZARR_MODE_READ, "{\"region\": \"eu-west-1\"}", &s),
+                 ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "s3://");
+    CHECK_STATUS(zarr_store_open_options("s3://bucket/x", ZARR_MODE_READ, "{\"regoin\": \"x\"}", &s),
+                 ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "regoin");
+    CHECK_STATUS(zarr_store_open_options("s3://bucket/x", ZARR_MODE_READ, "{\"retries\": \"3\"}", &s),
+                 ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "retries");
+    CHECK_STATUS(zarr_store_open_options("https://example.org/a.zarr", ZARR_MODE_WRITE, NULL, &s),
+                 ZARR_ERR_UNSUPPORTED);
+    CHECK(s == (zarr_store *)&sentinel);
+    /* No options at all: the same as zarr_store_open. */
+    CHECK_OK(zarr_store_open_options("memory:", ZARR_MODE_WRITE, "{}", &s));
+    CHECK_OK(zarr_store_close(s));
+    CHECK_STR_EQ(zarr_status_name(ZARR_ERR_PERMISSION_DENIED), "ZARR_ERR_PERMISSION_DENIED");
+    CHECK_STR_EQ(zarr_status_name(ZARR_ERR_UNREACHABLE), "ZARR_ERR_UNREACHABLE");
+    CHECK_STR_EQ(zarr_status_name(ZARR_ERR_TIMEOUT), "ZARR_ERR_TIMEOUT");
     tmpdir_remove(dir);
 }
 

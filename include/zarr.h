@@ -317,6 +317,22 @@ typedef int32_t zarr_open_mode;
 #define ZARR_ERR_CANCELLED -15
 
 /**
+ * A server refused the request (HTTP 401 or 403): missing or wrong credentials, or no
+ * permission for the key or bucket.
+ */
+#define ZARR_ERR_PERMISSION_DENIED -16
+
+/**
+ * A server could not be reached (connection refused, unknown host), after the retries.
+ */
+#define ZARR_ERR_UNREACHABLE -17
+
+/**
+ * A server did not answer within the request timeout, after the retries.
+ */
+#define ZARR_ERR_TIMEOUT -18
+
+/**
  * A bug in libzarr (a caught panic); please report it with `zarr_last_error()`.
  */
 #define ZARR_ERR_INTERNAL -99
@@ -1148,8 +1164,11 @@ const char *zarr_status_name(zarr_status status);
  * `http://` / `https://` for a web server (read-only; listing needs consolidated metadata).
  * S3 settings come from the environment as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
  * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL` (an
- * `http://` endpoint allows plain HTTP and means path-style requests), and
- * `AWS_NO_SIGN_REQUEST=YES` for anonymous reads.
+ * `http://` endpoint allows plain HTTP and means path-style requests),
+ * `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE` with `~/.aws/credentials`
+ * and `~/.aws/config`; `zarr_store_open_options` overrides them. Remote failures are
+ * `ZARR_ERR_PERMISSION_DENIED`, `ZARR_ERR_UNREACHABLE`, `ZARR_ERR_TIMEOUT` or `ZARR_ERR_IO`,
+ * naming the URL and the key; a missing bucket is `ZARR_ERR_NOT_FOUND`.
  * Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
  * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
  * it is created and written by `zarr_store_close`, members stored uncompressed as
@@ -1171,6 +1190,28 @@ const char *zarr_status_name(zarr_status status);
 zarr_status zarr_store_open(const char *location,
                             zarr_open_mode mode,
                             zarr_store **out_store);
+
+/**
+ * Opens the store at `location` as `zarr_store_open` does, with the settings of a remote
+ * store in `options_json` (NULL or `"{}"`: none), a JSON object whose members override the
+ * environment and the AWS profile files:
+ * `endpoint` (an `http://` one allows plain HTTP), `region`, `access_key_id` with
+ * `secret_access_key` (and `session_token`), `profile` (from `~/.aws/credentials` and
+ * `~/.aws/config`), `anonymous` (unsigned requests), `virtual_hosted_style` (bucket in the
+ * host name; path-style by default), `requests_in_flight` (per call, default 32),
+ * `timeout_seconds` (per request, default 30), `connect_timeout_seconds` (default 5),
+ * `retries` (default 4) and `retry_seconds` (the most a request may take with its retries,
+ * default 30). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
+ * naming it; so are options for a local store.
+ *
+ * # Safety
+ * `location` must be a NUL-terminated string, `options_json` NULL or one; `out_store` must
+ * point to writable memory.
+ */
+zarr_status zarr_store_open_options(const char *location,
+                                    zarr_open_mode mode,
+                                    const char *options_json,
+                                    zarr_store **out_store);
 
 /**
  * Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing

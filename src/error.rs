@@ -49,6 +49,15 @@ pub enum Error {
     /// The caller's progress callback asked to stop; what was done so far stays.
     #[error("cancelled: {0}")]
     Cancelled(String),
+    /// A server refused the request: missing or wrong credentials, or no permission.
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
+    /// A server could not be reached (no connection, unknown host), retries included.
+    #[error("unreachable: {0}")]
+    Unreachable(String),
+    /// A server did not answer in time, retries included.
+    #[error("timed out: {0}")]
+    Timeout(String),
     /// A bug: a panic was caught at the C boundary, or an invariant broke.
     #[error("internal error: {0}")]
     Internal(String),
@@ -82,6 +91,9 @@ impl Error {
             Overflow(m) => Overflow(format!("{ctx}: {m}")),
             TooLarge(m) => TooLarge(format!("{ctx}: {m}")),
             Cancelled(m) => Cancelled(format!("{ctx}: {m}")),
+            PermissionDenied(m) => PermissionDenied(format!("{ctx}: {m}")),
+            Unreachable(m) => Unreachable(format!("{ctx}: {m}")),
+            Timeout(m) => Timeout(format!("{ctx}: {m}")),
             Internal(m) => Internal(format!("{ctx}: {m}")),
         }
     }

@@ -41,6 +41,13 @@ pub const ZARR_ERR_OVERFLOW: zarr_status = -13;
 pub const ZARR_ERR_TOO_LARGE: zarr_status = -14;
 /// A progress callback asked to stop a long operation (a copy); what was done so far stays.
 pub const ZARR_ERR_CANCELLED: zarr_status = -15;
+/// A server refused the request (HTTP 401 or 403): missing or wrong credentials, or no
+/// permission for the key or bucket.
+pub const ZARR_ERR_PERMISSION_DENIED: zarr_status = -16;
+/// A server could not be reached (connection refused, unknown host), after the retries.
+pub const ZARR_ERR_UNREACHABLE: zarr_status = -17;
+/// A server did not answer within the request timeout, after the retries.
+pub const ZARR_ERR_TIMEOUT: zarr_status = -18;
 /// A bug in libzarr (a caught panic); please report it with `zarr_last_error()`.
 pub const ZARR_ERR_INTERNAL: zarr_status = -99;
 
@@ -62,6 +69,9 @@ const NAMES: &[(zarr_status, &str)] = &[
     (ZARR_ERR_OVERFLOW, "ZARR_ERR_OVERFLOW\0"),
     (ZARR_ERR_TOO_LARGE, "ZARR_ERR_TOO_LARGE\0"),
     (ZARR_ERR_CANCELLED, "ZARR_ERR_CANCELLED\0"),
+    (ZARR_ERR_PERMISSION_DENIED, "ZARR_ERR_PERMISSION_DENIED\0"),
+    (ZARR_ERR_UNREACHABLE, "ZARR_ERR_UNREACHABLE\0"),
+    (ZARR_ERR_TIMEOUT, "ZARR_ERR_TIMEOUT\0"),
     (ZARR_ERR_INTERNAL, "ZARR_ERR_INTERNAL\0"),
 ];
 
@@ -83,6 +93,9 @@ pub(crate) fn status_of(err: &Error) -> zarr_status {
         Error::Overflow(_) => ZARR_ERR_OVERFLOW,
         Error::TooLarge(_) => ZARR_ERR_TOO_LARGE,
         Error::Cancelled(_) => ZARR_ERR_CANCELLED,
+        Error::PermissionDenied(_) => ZARR_ERR_PERMISSION_DENIED,
+        Error::Unreachable(_) => ZARR_ERR_UNREACHABLE,
+        Error::Timeout(_) => ZARR_ERR_TIMEOUT,
         Error::Internal(_) => ZARR_ERR_INTERNAL,
     }
 }

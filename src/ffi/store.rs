@@ -3,7 +3,7 @@
 use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use crate::consolidated;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::store::{OpenMode, StoreHandle};
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -33,8 +33,11 @@ pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 /// `http://` / `https://` for a web server (read-only; listing needs consolidated metadata).
 /// S3 settings come from the environment as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
 /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL` (an
-/// `http://` endpoint allows plain HTTP and means path-style requests), and
-/// `AWS_NO_SIGN_REQUEST=YES` for anonymous reads.
+/// `http://` endpoint allows plain HTTP and means path-style requests),
+/// `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE` with `~/.aws/credentials`
+/// and `~/.aws/config`; `zarr_store_open_options` overrides them. Remote failures are
+/// `ZARR_ERR_PERMISSION_DENIED`, `ZARR_ERR_UNREACHABLE`, `ZARR_ERR_TIMEOUT` or `ZARR_ERR_IO`,
+/// naming the URL and the key; a missing bucket is `ZARR_ERR_NOT_FOUND`.
 /// Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
 /// `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
 /// it is created and written by `zarr_store_close`, members stored uncompressed as
@@ -58,21 +61,60 @@ pub unsafe extern "C" fn zarr_store_open(
     mode: zarr_open_mode,
     out_store: *mut *mut zarr_store,
 ) -> zarr_status {
+    run(|| open(location, mode, None, out_store))
+}
+
+/// Opens the store at `location` as `zarr_store_open` does, with the settings of a remote
+/// store in `options_json` (NULL or `"{}"`: none), a JSON object whose members override the
+/// environment and the AWS profile files:
+/// `endpoint` (an `http://` one allows plain HTTP), `region`, `access_key_id` with
+/// `secret_access_key` (and `session_token`), `profile` (from `~/.aws/credentials` and
+/// `~/.aws/config`), `anonymous` (unsigned requests), `virtual_hosted_style` (bucket in the
+/// host name; path-style by default), `requests_in_flight` (per call, default 32),
+/// `timeout_seconds` (per request, default 30), `connect_timeout_seconds` (default 5),
+/// `retries` (default 4) and `retry_seconds` (the most a request may take with its retries,
+/// default 30). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
+/// naming it; so are options for a local store.
+///
+/// # Safety
+/// `location` must be a NUL-terminated string, `options_json` NULL or one; `out_store` must
+/// point to writable memory.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_open_options(
+    location: *const c_char,
+    mode: zarr_open_mode,
+    options_json: *const c_char,
+    out_store: *mut *mut zarr_store,
+) -> zarr_status {
     run(|| {
-        let location = str_arg(location, "location")?;
-        let out = out_arg(out_store, "out_store")?;
-        let open_mode = match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
-            ZARR_MODE_READ => OpenMode::Read,
-            ZARR_MODE_WRITE => OpenMode::Write,
-            _ => return Err(Error::InvalidArgument(format!("unknown open mode {mode}"))),
+        let options = match options_json.is_null() {
+            true => None,
+            false => Some(str_arg(options_json, "options_json")?),
         };
-        let inner = StoreHandle::open(location, open_mode)?;
-        if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
-            consolidated::load(&inner)?;
-        }
-        give_handle(out, zarr_store { inner });
-        Ok(())
+        open(location, mode, options, out_store)
     })
+}
+
+/// The body of the store opening calls.
+fn open(
+    location: *const c_char,
+    mode: zarr_open_mode,
+    options: Option<&str>,
+    out_store: *mut *mut zarr_store,
+) -> Result<()> {
+    let location = str_arg(location, "location")?;
+    let out = out_arg(out_store, "out_store")?;
+    let open_mode = match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
+        ZARR_MODE_READ => OpenMode::Read,
+        ZARR_MODE_WRITE => OpenMode::Write,
+        _ => return Err(Error::InvalidArgument(format!("unknown open mode {mode}"))),
+    };
+    let inner = StoreHandle::open_with_options(location, open_mode, options)?;
+    if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
+        consolidated::load(&inner)?;
+    }
+    give_handle(out, zarr_store { inner });
+    Ok(())
 }
 
 /// Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing

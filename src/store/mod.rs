@@ -6,15 +6,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+mod aws_profile;
 mod directory;
 mod memory;
 mod remote;
+mod remote_options;
 mod sorted_keys;
 mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use remote::RemoteStore;
+pub use remote_options::RemoteOptions;
 pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
@@ -199,12 +202,29 @@ impl StoreHandle {
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
+        Self::open_with_options(location, mode, None)
+    }
+
+    /// Opens `location` as [`StoreHandle::open`] does, with the settings of a remote store
+    /// given as a JSON object ([`RemoteOptions`]); other stores take none (`None`, `""` or
+    /// `{}`).
+    pub fn open_with_options(
+        location: &str,
+        mode: OpenMode,
+        options: Option<&str>,
+    ) -> Result<Arc<StoreHandle>> {
         let location = location.strip_prefix("file://").unwrap_or(location);
+        let options = RemoteOptions::from_json(options.unwrap_or(""))?;
+        if !remote::is_remote(location) && options != RemoteOptions::default() {
+            return Err(Error::InvalidArgument(format!(
+                "store options apply to s3:// and http(s):// stores, not {location:?}"
+            )));
+        }
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
             (Box::new(MemoryStore::default()), StoreKind::Memory)
         } else if remote::is_remote(location) {
             (
-                Box::new(RemoteStore::open(location, mode)?),
+                Box::new(RemoteStore::open(location, mode, &options)?),
                 StoreKind::Remote,
             )
         } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {

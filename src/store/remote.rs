@@ -4,13 +4,16 @@
 //!
 //! Configuration comes from the environment, as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
 //! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` / `AWS_DEFAULT_REGION`,
-//! `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`; an `http://` endpoint allows plain HTTP and
-//! means path-style requests), and `AWS_NO_SIGN_REQUEST=YES` for anonymous reads.
+//! `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`; an `http://` endpoint allows plain HTTP;
+//! requests are path-style), `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE`
+//! with the shared files (`aws_profile.rs`); [`RemoteOptions`] override all of it.
 
-use super::{OpenMode, Store, ValueReader};
+use super::remote_options::RemoteOptions;
+use super::{aws_profile, OpenMode, Store, ValueReader};
 use crate::error::{Error, Result};
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
+use object_store::client::{HttpError, HttpErrorKind};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
@@ -20,29 +23,24 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::Runtime;
 use tokio::sync::Semaphore;
 
-/// How a failed request is retried (5xx, 429, connection errors and timeouts, with exponential
-/// backoff from 100 ms): at most this many times, and never past [`RETRY_TIME`] in all, so an
-/// unreachable server is an error within seconds rather than object_store's three minutes.
-const RETRIES: usize = 4;
-/// The longest a request may take with its retries.
-const RETRY_TIME: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The client settings of every remote store: object_store's timeouts (30 s per request, 5 s
-/// to connect), plain HTTP allowed when asked.
-fn client_options(allow_http: bool) -> ClientOptions {
-    ClientOptions::new().with_allow_http(allow_http)
+/// The client settings of a remote store: its timeouts, plain HTTP allowed when asked.
+fn client_options(options: &RemoteOptions, allow_http: bool) -> ClientOptions {
+    ClientOptions::new()
+        .with_allow_http(allow_http)
+        .with_timeout(options.timeout)
+        .with_connect_timeout(options.connect_timeout)
 }
 
-fn retry_config() -> RetryConfig {
+/// How a failed request is retried (5xx, 429, connection errors and timeouts, with exponential
+/// backoff from 100 ms): a few times within a bounded time, so that an unreachable server is
+/// an error within seconds rather than object_store's three minutes.
+fn retry_config(options: &RemoteOptions) -> RetryConfig {
     RetryConfig {
-        max_retries: RETRIES,
-        retry_timeout: RETRY_TIME,
+        max_retries: options.retries,
+        retry_timeout: options.retry_time,
         ..Default::default()
     }
 }
-
-/// How many requests a call keeps in flight (tensorstore's default is 32 too).
-const REQUESTS_IN_FLIGHT: usize = 32;
 
 /// How much of a value's end the first request of a partial read fetches: a shard's index
 /// (at its end, as zarr-python writes it) and small values in one request.
@@ -75,6 +73,8 @@ pub struct RemoteStore {
     prefix: String,
     /// Web servers cannot be written to or listed.
     http: bool,
+    /// Requests one call keeps in flight.
+    requests_in_flight: usize,
 }
 
 /// Whether `location` names a remote store.
@@ -85,35 +85,16 @@ pub fn is_remote(location: &str) -> bool {
 }
 
 impl RemoteStore {
-    /// Opens `url` (`s3://bucket[/prefix]`, `http[s]://host[/path]`). Web servers are
-    /// read-only.
-    pub fn open(url: &str, mode: OpenMode) -> Result<RemoteStore> {
+    /// Opens `url` (`s3://bucket[/prefix]`, `http[s]://host[/path]`) with `options` over
+    /// what the environment and the AWS profile files say. Web servers are read-only.
+    pub fn open(url: &str, mode: OpenMode, options: &RemoteOptions) -> Result<RemoteStore> {
         let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
         let built = if let Some(rest) = url.strip_prefix("s3://") {
             let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
             if bucket.is_empty() {
                 return Err(invalid("no bucket name"));
             }
-            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
-            let endpoint = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
-                .iter()
-                .find_map(|name| std::env::var(name).ok());
-            let allow_http = endpoint.as_ref().is_some_and(|e| e.starts_with("http://"));
-            if let Some(endpoint) = endpoint {
-                builder = builder.with_endpoint(&endpoint);
-            }
-            builder = builder
-                .with_client_options(client_options(allow_http))
-                .with_retry(retry_config());
-            if std::env::var("AWS_NO_SIGN_REQUEST").is_ok_and(|v| is_yes(&v)) {
-                builder = builder.with_skip_signature(true);
-            }
-            if std::env::var("AWS_REGION").is_err() {
-                if let Ok(region) = std::env::var("AWS_DEFAULT_REGION") {
-                    builder = builder.with_region(region);
-                }
-            }
-            builder
+            s3_builder(bucket, options)?
                 .build()
                 .map(|s| (Box::new(s) as Box<dyn ObjectStore>, prefix, false))
         } else if url.starts_with("http://") || url.starts_with("https://") {
@@ -124,8 +105,8 @@ impl RemoteStore {
             }
             HttpBuilder::new()
                 .with_url(url.trim_end_matches('/'))
-                .with_client_options(client_options(url.starts_with("http://")))
-                .with_retry(retry_config())
+                .with_client_options(client_options(options, url.starts_with("http://")))
+                .with_retry(retry_config(options))
                 .build()
                 .map(|s| (Box::new(s) as Box<dyn ObjectStore>, "", true))
         } else {
@@ -143,6 +124,7 @@ impl RemoteStore {
                 format!("{prefix}/")
             },
             http,
+            requests_in_flight: options.requests_in_flight,
         })
     }
 
@@ -155,15 +137,20 @@ impl RemoteStore {
         Ok(runtime()?.block_on(work))
     }
 
-    /// The error for a failed request on `key` (`what` the request: "reading", ...).
+    /// The error for a failed request on `key` (`what` the request: "reading", ...): refused
+    /// (401, 403), unreachable, timed out, unsupported, or any other I/O failure.
     fn failed(&self, what: &str, key: &str, e: object_store::Error) -> Error {
-        let place = format!("{what} {:?} in {}", key, self.url);
+        let message = format!("{what} {:?} in {}: {e}", key, self.url);
         match e {
             object_store::Error::NotSupported { .. }
-            | object_store::Error::NotImplemented { .. } => {
-                Error::Unsupported(format!("{place}: {e}"))
-            }
-            e => Error::Io(format!("{place}: {e}")),
+            | object_store::Error::NotImplemented { .. } => Error::Unsupported(message),
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => Error::PermissionDenied(message),
+            e => match http_error_kind(&e) {
+                Some(HttpErrorKind::Connect) => Error::Unreachable(message),
+                Some(HttpErrorKind::Timeout) => Error::Timeout(message),
+                _ => Error::Io(message),
+            },
         }
     }
 
@@ -213,6 +200,79 @@ impl RemoteStore {
     }
 }
 
+/// What kind of transport failure `e` comes from, if any.
+fn http_error_kind(e: &(dyn std::error::Error + 'static)) -> Option<HttpErrorKind> {
+    let mut cause = Some(e);
+    while let Some(err) = cause {
+        if let Some(http) = err.downcast_ref::<HttpError>() {
+            return Some(http.kind());
+        }
+        cause = err.source();
+    }
+    None
+}
+
+/// The S3 client for `bucket`: the environment (`AWS_*`), then the AWS profile (`profile`
+/// option, else `AWS_PROFILE`, else `default`; its keys only when the environment has none or
+/// the profile was named in the options), then the explicit options.
+fn s3_builder(bucket: &str, options: &RemoteOptions) -> Result<AmazonS3Builder> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    let named = options.profile.clone().or_else(|| env("AWS_PROFILE"));
+    let profile = aws_profile::read(named.as_deref().unwrap_or("default"), named.is_some())?
+        .unwrap_or_default();
+    let use_profile_keys = options.profile.is_some() || env("AWS_ACCESS_KEY_ID").is_none();
+    let keys = match (&options.access_key_id, &options.secret_access_key) {
+        (Some(id), Some(secret)) => Some((id, secret, &options.session_token)),
+        _ => match (&profile.access_key_id, &profile.secret_access_key) {
+            (Some(id), Some(secret)) if use_profile_keys => {
+                Some((id, secret, &profile.session_token))
+            }
+            _ => None,
+        },
+    };
+    if let Some((id, secret, token)) = keys {
+        builder = builder
+            .with_access_key_id(id)
+            .with_secret_access_key(secret);
+        if let Some(token) = token {
+            builder = builder.with_token(token);
+        }
+    }
+    let region = options
+        .region
+        .clone()
+        .or_else(|| env("AWS_REGION"))
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .or(profile.region);
+    if let Some(region) = region {
+        builder = builder.with_region(region);
+    }
+    let endpoint = options
+        .endpoint
+        .clone()
+        .or_else(|| env("AWS_ENDPOINT_URL_S3"))
+        .or_else(|| env("AWS_ENDPOINT_URL"))
+        .or_else(|| env("AWS_ENDPOINT"))
+        .or(profile.endpoint_url);
+    let allow_http = endpoint.as_ref().is_some_and(|e| e.starts_with("http://"));
+    if let Some(endpoint) = endpoint {
+        builder = builder.with_endpoint(endpoint);
+    }
+    let anonymous = options
+        .anonymous
+        .unwrap_or_else(|| env("AWS_NO_SIGN_REQUEST").is_some_and(|v| is_yes(&v)));
+    if anonymous {
+        builder = builder.with_skip_signature(true);
+    }
+    if let Some(virtual_hosted) = options.virtual_hosted_style {
+        builder = builder.with_virtual_hosted_style_request(virtual_hosted);
+    }
+    Ok(builder
+        .with_client_options(client_options(options, allow_http))
+        .with_retry(retry_config(options)))
+}
+
 fn is_yes(value: &str) -> bool {
     matches!(value.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
 }
@@ -237,7 +297,7 @@ impl Store for RemoteStore {
         };
         let failed = || failure.lock().unwrap_or_else(|p| p.into_inner()).is_some();
         // Values fetched but not yet handed over count against this budget too.
-        let budget = Arc::new(Semaphore::new(2 * REQUESTS_IN_FLIGHT));
+        let budget = Arc::new(Semaphore::new(2 * self.requests_in_flight));
         crate::parallel::in_place_scope(|scope| {
             self.block_on(async {
                 let mut arrivals = futures::stream::iter(0..count)
@@ -248,7 +308,7 @@ impl Store for RemoteStore {
                             (i, self.fetch(&key(i)).await, permit)
                         }
                     })
-                    .buffer_unordered(REQUESTS_IN_FLIGHT);
+                    .buffer_unordered(self.requests_in_flight);
                 while let Some((i, fetched, permit)) = arrivals.next().await {
                     match fetched {
                         Ok(value) if !failed() => scope.spawn(move |_| {

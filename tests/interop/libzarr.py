@@ -32,6 +32,7 @@ _out_h, _out_s = C.POINTER(C.c_void_p), C.POINTER(C.c_void_p)  # handle**, char*
 _szp, _names = C.POINTER(C.c_size_t), C.POINTER(C.c_char_p)  # size_t*, const char *const * (field names)
 _SIGNATURES = {
     "zarr_store_open": [C.c_char_p, C.c_int32, _out_h],
+    "zarr_store_open_options": [C.c_char_p, C.c_int32, C.c_char_p, _out_h],
     "zarr_store_close": [_h],
     "zarr_array_create": [_h, C.c_char_p, C.c_char_p, _out_h],
     "zarr_array_open": [_h, C.c_char_p, _out_h],
@@ -266,6 +267,17 @@ class Store(_Handle):
         mode = {"r": MODE_READ, "w": MODE_WRITE}.get(mode, mode)
         out = C.c_void_p()
         _call("zarr_store_open", _enc(os.fspath(location)), mode, C.byref(out))
+        return cls(out)
+
+    @classmethod
+    def open_options(cls, location, mode="r", options=None):
+        """zarr_store_open_options: `options` a dict (sent as JSON), a JSON string, or None."""
+        mode = {"r": MODE_READ, "w": MODE_WRITE}.get(mode, mode)
+        if isinstance(options, dict):
+            options = json.dumps(options)
+        out = C.c_void_p()
+        _call("zarr_store_open_options", _enc(os.fspath(location)), mode,
+              None if options is None else _enc(options), C.byref(out))
         return cls(out)
 
     def _open(self, fn, kind, path, *extra):
