@@ -238,3 +238,54 @@ fn s3_store_copies_upload_and_download() {
         assert_eq!(x, y, "{path}");
     }
 }
+
+#[test]
+fn s3_writes_send_covered_chunks_together_and_erase_fill_only_ones() {
+    if s3().is_none() {
+        return;
+    }
+    let store = StoreHandle::open(&bucket_prefix("writes"), OpenMode::Write).unwrap();
+    let array = Array::create(store.clone(), "a", V2).unwrap();
+    array
+        .write_region(&[0, 0], &[40, 30], &values(1200))
+        .unwrap();
+    let keys = |store: &StoreHandle| -> Vec<String> {
+        store
+            .list_prefix("a/")
+            .unwrap()
+            .into_iter()
+            .filter(|k| !k.ends_with(".zarray"))
+            .collect()
+    };
+    assert_eq!(keys(&store).len(), 6, "{:?}", keys(&store));
+    // The fill value over the first chunk (covered: sent with the others) and over part of
+    // the last one (read, patched, rewritten).
+    let fill = (-1i32).to_ne_bytes().repeat(16 * 16);
+    array.write_region(&[0, 0], &[16, 16], &fill).unwrap();
+    array
+        .write_region(&[32, 16], &[2, 2], &(-1i32).to_ne_bytes().repeat(4))
+        .unwrap();
+    assert!(
+        !keys(&store).contains(&"a/0.0".to_string()),
+        "{:?}",
+        keys(&store)
+    );
+    let mut all = vec![0u8; 1200 * 4];
+    array.read_region(&[0, 0], &[40, 30], &mut all).unwrap();
+    let expected: Vec<i32> = (0..1200)
+        .map(|i| {
+            let (r, c) = (i / 30, i % 30);
+            let filled = (r < 16 && c < 16) || ((32..34).contains(&r) && (16..18).contains(&c));
+            if filled {
+                -1
+            } else {
+                i * 7 - 1000
+            }
+        })
+        .collect();
+    let got: Vec<i32> = all
+        .chunks(4)
+        .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, expected);
+}

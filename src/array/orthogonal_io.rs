@@ -266,7 +266,54 @@ impl Array {
         if self.sharding.is_some() {
             return self.write_sharded(&plan, &layout, data, how);
         }
+        if self.store.kind() == StoreKind::Remote && !self.caches_chunks() {
+            return self.write_sent(&plan, &layout, data, how);
+        }
         self.for_each_task(&plan, |task| self.write_task(task, &layout, data, how))
+    }
+
+    /// Writes the tasks of `plan` to a store on a network: the chunks the selection covers
+    /// are assembled and encoded on the pool and sent with many requests in flight (no other
+    /// writer of a disjoint selection can touch them, so they need no lock); the others are
+    /// read, patched and re-encoded under their chunk's lock, as elsewhere.
+    fn write_sent(
+        &self,
+        plan: &OrthogonalPlan,
+        buffer: &BufferLayout,
+        data: &[u8],
+        how: &ElementCopy,
+    ) -> Result<()> {
+        let covered = |task: &ChunkTask| how.ranges.is_empty() && task.covers_chunk_in_array();
+        self.for_each_task(plan, |task| match covered(task) {
+            true => Ok(()),
+            false => self.write_task(task, buffer, data, how),
+        })?;
+        let count = usize::try_from(plan.chunk_count())
+            .map_err(|_| Error::Overflow("more chunks than memory can count".into()))?;
+        self.store.set_many(count, &|i| {
+            let task = plan.chunk(i as u64);
+            if !covered(&task) {
+                return Ok(None);
+            }
+            let key = self.chunk_key(&task.coords);
+            let dims = self.task_offsets(&task, buffer, false);
+            let name = ChunkName::Key(key.as_str().into());
+            let stored = if self.chunk_is_buffer_run(&task, buffer, how) {
+                let start: usize = dims.iter().map(|d| d[0].0).sum();
+                self.encode_unless_fill(&data[start..start + self.chunk_nbytes], &name)?
+            } else {
+                with_scratch(self.chunk_nbytes, |chunk| {
+                    if !task.is_whole_chunk() {
+                        // An edge chunk: its overhang holds no data, so it gets the fill value.
+                        self.fill_chunk(chunk);
+                    }
+                    // SAFETY: `chunk` is this thread's own scratch buffer.
+                    unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
+                    self.encode_unless_fill(chunk, &name)
+                })?
+            };
+            Ok(Some((key, stored)))
+        })
     }
 
     /// The fill value as a caller element of `how`'s destination (native order).

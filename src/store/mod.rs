@@ -78,6 +78,22 @@ pub trait Store: Send + Sync + std::fmt::Debug {
                 .try_for_each(|i| f(i, self.get(&key(i))?))
         })
     }
+    /// Runs `produce(0)`, ..., `produce(count - 1)` on the thread pool and stores what each
+    /// gives: `(key, Some(value))` is set, `(key, None)` erased, `None` skipped; stops at the
+    /// first error. Stores on a network keep many requests in flight, sending each value as
+    /// it is produced; the others store it on the pool thread that produced it.
+    fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
+        use rayon::prelude::*;
+        crate::parallel::run(|| {
+            (0..count)
+                .into_par_iter()
+                .try_for_each(|i| match produce(i)? {
+                    Some((key, Some(value))) => self.set(&key, &value),
+                    Some((key, None)) => self.erase(&key),
+                    None => Ok(()),
+                })
+        })
+    }
     /// Every key that starts with `prefix`, at any depth, sorted.
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
@@ -89,6 +105,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 }
+
+/// What [`Store::set_many`] asks for each index: the key and its new value (`None`: erase
+/// it), or nothing to store.
+pub type Produce<'a> = dyn Fn(usize) -> Result<Option<(String, Option<Vec<u8>>)>> + Sync + 'a;
 
 /// Random access to one stored value, from any number of threads at once.
 pub trait ValueReader: Send + Sync {
@@ -350,6 +370,12 @@ impl StoreHandle {
         f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
     ) -> Result<()> {
         self.backend.get_many(count, key, f)
+    }
+
+    /// Stores many chunk values at once (see [`Store::set_many`]); metadata is not written
+    /// this way.
+    pub fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
+        self.backend.set_many(count, produce)
     }
 
     /// The length of the value under `key`, if any, without reading it where possible.

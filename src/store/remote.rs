@@ -9,7 +9,7 @@
 //! with the shared files (`aws_profile.rs`); [`RemoteOptions`] override all of it.
 
 use super::remote_options::RemoteOptions;
-use super::{aws_profile, OpenMode, Store, ValueReader};
+use super::{aws_profile, OpenMode, Produce, Store, ValueReader};
 use crate::error::{Error, Result};
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
@@ -151,6 +151,24 @@ impl RemoteStore {
                 Some(HttpErrorKind::Timeout) => Error::Timeout(message),
                 _ => Error::Io(message),
             },
+        }
+    }
+
+    /// Stores `value` under `key` with one PUT.
+    async fn send(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        let path = self.path(key);
+        self.inner
+            .put(&path, PutPayload::from(value))
+            .await
+            .map(drop)
+            .map_err(|e| self.failed("writing", key, e))
+    }
+
+    /// Removes `key`; a missing key is not an error.
+    async fn delete(&self, key: &str) -> Result<()> {
+        match self.inner.delete(&self.path(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.failed("deleting", key, e)),
         }
     }
 
@@ -332,20 +350,65 @@ impl Store for RemoteStore {
             .map_or(Ok(()), Err)
     }
 
+    fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let fail = |e: Error| {
+            failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+        };
+        let failed = || failure.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        // Values produced but not yet sent count against this budget.
+        let budget = Arc::new(Semaphore::new(2 * self.requests_in_flight));
+        crate::parallel::in_place_scope(|scope| {
+            self.block_on(async {
+                let (sender, produced) = futures::channel::mpsc::unbounded();
+                let producing = async {
+                    for i in 0..count {
+                        let permit = budget.clone().acquire_owned().await;
+                        if failed() {
+                            break;
+                        }
+                        let sender = sender.clone();
+                        scope.spawn(move |_| {
+                            let _ = sender.unbounded_send((produce(i), permit));
+                        });
+                    }
+                    drop(sender);
+                };
+                let sending = produced
+                    .map(|(made, permit)| async move {
+                        let sent = match made? {
+                            Some((key, Some(value))) => self.send(&key, value).await,
+                            Some((key, None)) => self.delete(&key).await,
+                            None => Ok(()),
+                        };
+                        drop(permit);
+                        sent
+                    })
+                    .buffer_unordered(self.requests_in_flight)
+                    .for_each(|sent| {
+                        if let Err(e) = sent {
+                            fail(e);
+                        }
+                        async {}
+                    });
+                futures::join!(producing, sending);
+            })
+        })??;
+        failure
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map_or(Ok(()), Err)
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        let path = self.path(key);
-        let payload = PutPayload::from(value.to_vec());
-        self.block_on(self.inner.put(&path, payload))?
-            .map(drop)
-            .map_err(|e| self.failed("writing", key, e))
+        self.block_on(self.send(key, value.to_vec()))?
     }
 
     fn erase(&self, key: &str) -> Result<()> {
-        let path = self.path(key);
-        match self.block_on(self.inner.delete(&path))? {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(self.failed("deleting", key, e)),
-        }
+        self.block_on(self.delete(key))?
     }
 
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
