@@ -291,6 +291,30 @@ fn s3_builder(bucket: &str, options: &RemoteOptions) -> Result<AmazonS3Builder> 
         .with_retry(retry_config(options)))
 }
 
+/// The first error of work running in parallel: later ones are dropped.
+#[derive(Default)]
+struct FirstError(Mutex<Option<Error>>);
+
+impl FirstError {
+    fn record(&self, e: Error) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    fn into_result(self) -> Result<()> {
+        self.0
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map_or(Ok(()), Err)
+    }
+}
+
 fn is_yes(value: &str) -> bool {
     matches!(value.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
 }
@@ -306,14 +330,8 @@ impl Store for RemoteStore {
         key: &(dyn Fn(usize) -> String + Sync),
         f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
     ) -> Result<()> {
-        let failure: Mutex<Option<Error>> = Mutex::new(None);
-        let fail = |e: Error| {
-            failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(e);
-        };
-        let failed = || failure.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        let failure = FirstError::default();
+        let (fail, failed) = (|e| failure.record(e), || failure.is_set());
         // Values fetched but not yet handed over count against this budget too.
         let budget = Arc::new(Semaphore::new(2 * self.requests_in_flight));
         crate::parallel::in_place_scope(|scope| {
@@ -344,21 +362,12 @@ impl Store for RemoteStore {
                 }
             })
         })??;
-        failure
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .map_or(Ok(()), Err)
+        failure.into_result()
     }
 
     fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
-        let failure: Mutex<Option<Error>> = Mutex::new(None);
-        let fail = |e: Error| {
-            failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(e);
-        };
-        let failed = || failure.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        let failure = FirstError::default();
+        let (fail, failed) = (|e| failure.record(e), || failure.is_set());
         // Values produced but not yet sent count against this budget.
         let budget = Arc::new(Semaphore::new(2 * self.requests_in_flight));
         crate::parallel::in_place_scope(|scope| {
@@ -397,10 +406,7 @@ impl Store for RemoteStore {
                 futures::join!(producing, sending);
             })
         })??;
-        failure
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .map_or(Ok(()), Err)
+        failure.into_result()
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
