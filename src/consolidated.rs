@@ -55,7 +55,9 @@ pub fn consolidate(store: &StoreHandle) -> Result<()> {
     store.check_writable(ZMETADATA)?;
     let mut documents = MetadataDocuments::new();
     for key in store.list_prefix("")? {
-        if !path::is_metadata_key(&key) {
+        // v3 nodes below a v2 root are not part of its `.zmetadata` (zarr-python 3 refuses one
+        // that names them); they are read from the store.
+        if !path::is_metadata_key(&key) || path::last_segment(&key) == ZARR_JSON {
             continue;
         }
         let Some(bytes) = store.get(&key)? else {

@@ -1,6 +1,7 @@
 //! Key/value stores behind one trait, and the [`StoreHandle`] that arrays and groups share.
 
 use crate::error::{Error, Result};
+use crate::metadata::ZARR_JSON;
 use crate::path;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -198,6 +199,12 @@ static MEMORY_STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 /// Metadata documents by key, read at once from consolidated metadata.
 pub type MetadataDocuments = BTreeMap<String, Vec<u8>>;
 
+/// Whether consolidated `documents` answer the metadata key `key`: those of a v3 root (it
+/// holds `zarr.json`) answer v3 keys, the others (`.zmetadata`) v2 keys.
+fn answers(documents: &MetadataDocuments, key: &str) -> bool {
+    documents.contains_key(ZARR_JSON) == (path::last_segment(key) == ZARR_JSON)
+}
+
 /// An open store: the backend, the mode it was opened with, what names its place for the
 /// process-wide chunk locks (which make partial-chunk writes through any handle of the same
 /// store safe against each other), and the consolidated metadata in use, if any.
@@ -310,13 +317,16 @@ impl StoreHandle {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The consolidated document under `key` when consolidated metadata answers that key.
+    /// The consolidated document under `key` when consolidated metadata answers that key:
+    /// the documents of its own format only (a v2 `.zmetadata` says nothing of the v3 nodes
+    /// of a mixed hierarchy, nor a v3 root's of the v2 ones).
     fn consolidated_get(&self, key: &str) -> Option<Option<Vec<u8>>> {
         if !path::is_metadata_key(key) {
             return None;
         }
         let view = self.consolidated_view();
-        Some(view.as_ref()?.get(key).cloned())
+        let documents = view.as_ref().filter(|d| answers(d, key))?;
+        Some(documents.get(key).cloned())
     }
 
     /// Keeps consolidated metadata in use up to date with a write of `key`.
@@ -328,7 +338,7 @@ impl StoreHandle {
             .consolidated
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(documents) = view.as_mut() {
+        if let Some(documents) = view.as_mut().filter(|d| answers(d, key)) {
             match value {
                 Some(v) => documents.insert(key.to_string(), v.to_vec()),
                 None => documents.remove(key),

@@ -305,6 +305,29 @@ def test_zarr_python_opens_libzarr_consolidated(tmp_path):
             assert_same(sh.read(), A)
 
 
+def test_consolidated_metadata_of_a_mixed_hierarchy(tmp_path):
+    """A v2 root group with a v3 array below it: its .zmetadata holds only the v2 documents (zarr-python 3 fails
+    on a zarr.json key there), and libzarr, reading through it, still finds the v3 array in the store."""
+    with libzarr.open_store(tmp_path, "w") as store:
+        with store.create_group_format("", 2):
+            pass
+        with store.create_array("v2", json.dumps({"zarr_format": 2, "shape": [6], "chunks": [4], "dtype": "<i4",
+                                                  "compressor": None, "fill_value": 0, "filters": None,
+                                                  "order": "C"})) as a:
+            a.write(np.arange(6, dtype="<i4"))
+        with store.create_array("v3", v3doc(A.shape, (4, 4), fill=-1)) as x:
+            x.write(A)
+        store.consolidate()
+    documents = json.loads((tmp_path / ".zmetadata").read_text())["metadata"]
+    assert sorted(documents) == [".zgroup", "v2/.zarray"], sorted(documents)
+    g = zarr.open_consolidated(str(tmp_path), mode="r", zarr_format=2)
+    assert_same(np.asarray(g["v2"][...]), np.arange(6, dtype="<i4"))
+    with libzarr.open_store(tmp_path, "r") as store:
+        assert store.uses_consolidated
+        with store.open_array("v3") as x:
+            assert_same(x.read(), A)
+
+
 # ---------------------------------------------------------------- format detection and creation conflicts
 def test_node_with_both_formats_opens_as_v3(tmp_path):
     v2 = zarr.create_array(str(tmp_path / "both"), shape=(3,), chunks=(3,), dtype="<i4", zarr_format=2)
