@@ -80,6 +80,8 @@ static void test_open_errors(void) {
     CHECK_CONTAINS(zarr_last_error(), "retries");
     CHECK_STATUS(zarr_store_open_options("https://example.org/a.zarr", ZARR_MODE_WRITE, NULL, &s),
                  ZARR_ERR_UNSUPPORTED);
+    CHECK_STATUS(zarr_store_open("s3:///prefix", ZARR_MODE_READ, &s), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "no bucket name");
     CHECK(s == (zarr_store *)&sentinel);
     /* No options at all: the same as zarr_store_open. */
     CHECK_OK(zarr_store_open_options("memory:", ZARR_MODE_WRITE, "{}", &s));

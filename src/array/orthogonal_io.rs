@@ -224,24 +224,39 @@ impl Array {
             .map_err(|_| Error::Overflow("more chunks than memory can count".into()))?;
         let key = |i: usize| self.chunk_key(&plan.chunk(i as u64).coords);
         self.store.get_many(count, &key, &|i, raw| {
-            let task = plan.chunk(i as u64);
-            let dims = self.task_offsets(&task, buffer, true);
-            let Some(raw) = raw else {
-                // SAFETY: the tasks of one selection write disjoint elements of a
-                // non-overlapping layout.
-                return unsafe { fill_elements(out, &dims, fill) };
-            };
             let name = ChunkName::Key(key(i).into());
-            if self.chunk_is_buffer_run(&task, buffer, how) {
-                let start: usize = dims.iter().map(|d| d[0].1).sum();
-                // SAFETY: as above; this range is exactly this chunk's elements.
-                let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
-                return self.decode_chunk(&raw, target, &name);
-            }
-            self.with_decoded_chunk(&raw, &name, |chunk| {
-                // SAFETY: as above.
-                unsafe { copy_elements(chunk, out, &dims, how) }
-            })
+            self.place_stored_chunk(&plan.chunk(i as u64), &name, raw, buffer, out, how, fill)
+        })
+    }
+
+    /// Puts a chunk's stored bytes (`None`: never written) into the caller's buffer: decoded
+    /// straight there when the chunk lands there whole, else through this thread's scratch.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn place_stored_chunk(
+        &self,
+        task: &ChunkTask,
+        name: &ChunkName,
+        raw: Option<&[u8]>,
+        buffer: &BufferLayout,
+        out: SharedBuffer,
+        how: &ElementCopy,
+        fill: &[u8],
+    ) -> Result<()> {
+        let dims = self.task_offsets(task, buffer, true);
+        let Some(raw) = raw else {
+            // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
+            // layout.
+            return unsafe { fill_elements(out, &dims, fill) };
+        };
+        if self.chunk_is_buffer_run(task, buffer, how) {
+            let start: usize = dims.iter().map(|d| d[0].1).sum();
+            // SAFETY: as above; this range is exactly this chunk's elements.
+            let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
+            return self.decode_chunk(raw, target, name);
+        }
+        self.with_decoded_chunk(raw, name, |chunk| {
+            // SAFETY: as above.
+            unsafe { copy_elements(chunk, out, &dims, how) }
         })
     }
 

@@ -609,19 +609,8 @@ impl Array {
             return self.read_decoded_chunks(plan_chunks(plan), &|i, _, chunk| scatter(i, chunk));
         }
         self.read_stored_chunks(plan_chunks(plan), &|i, coords, raw| {
-            let Some(raw) = raw else {
-                return scatter(i, None);
-            };
-            let task = plan.chunk(i as u64);
             let name = self.chunk_name(coords);
-            if self.chunk_is_buffer_run(&task, buffer, how) {
-                let dims = self.task_offsets(&task, buffer, true);
-                let start: usize = dims.iter().map(|d| d[0].1).sum();
-                // SAFETY: as above; this range is exactly this chunk's elements.
-                let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
-                return self.decode_chunk(raw, target, &name);
-            }
-            self.with_decoded_chunk(raw, &name, |chunk| scatter(i, Some(chunk)))
+            self.place_stored_chunk(&plan.chunk(i as u64), &name, raw, buffer, out, how, fill)
         })
     }
 

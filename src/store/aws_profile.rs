@@ -111,6 +111,12 @@ mod tests {
             matches!(read("nobody", true), Err(Error::InvalidArgument(m)) if m.contains("nobody"))
         );
         assert_eq!(read("nobody", false).unwrap(), None);
+        // A file that is not INI is an error naming it.
+        std::fs::write(&config, "[profile work\nregion = x\n").unwrap();
+        match read("work", true) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("config"), "{m}"),
+            other => panic!("{other:?}"),
+        }
         std::env::remove_var("AWS_SHARED_CREDENTIALS_FILE");
         std::env::remove_var("AWS_CONFIG_FILE");
     }

@@ -70,13 +70,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
+        f: &Consume,
     ) -> Result<()> {
         use rayon::prelude::*;
         crate::parallel::run(|| {
             (0..count)
                 .into_par_iter()
-                .try_for_each(|i| f(i, self.get(&key(i))?))
+                .try_for_each(|i| f(i, self.get(&key(i))?.as_deref()))
         })
     }
     /// Runs `produce(0)`, ..., `produce(count - 1)` on the thread pool and stores what each
@@ -106,6 +106,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 }
+
+/// What [`Store::get_many`] does with each value it fetched: `(index, value)`, `None` for a
+/// missing key.
+pub type Consume<'a> = dyn Fn(usize, Option<&[u8]>) -> Result<()> + Sync + 'a;
 
 /// What [`Store::set_many`] asks for each index: the key and its new value (`None`: erase
 /// it), or nothing to store.
@@ -377,7 +381,7 @@ impl StoreHandle {
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
+        f: &Consume,
     ) -> Result<()> {
         self.backend.get_many(count, key, f)
     }

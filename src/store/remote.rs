@@ -9,8 +9,9 @@
 //! with the shared files (`aws_profile.rs`); [`RemoteOptions`] override all of it.
 
 use super::remote_options::RemoteOptions;
-use super::{aws_profile, OpenMode, Produce, Store, ValueReader};
+use super::{aws_profile, Consume, OpenMode, Produce, Store, ValueReader};
 use crate::error::{Error, Result};
+use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
 use object_store::client::{HttpError, HttpErrorKind};
@@ -173,13 +174,13 @@ impl RemoteStore {
     }
 
     /// The value under `key` (`None`: missing).
-    async fn fetch(&self, key: &str) -> Result<Option<Vec<u8>>> {
+    async fn fetch(&self, key: &str) -> Result<Option<Bytes>> {
         let got = match self.inner.get(&self.path(key)).await {
             Ok(result) => result.bytes().await,
             Err(e) => Err(e),
         };
         match got {
-            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Ok(bytes) => Ok(Some(bytes)),
             Err(e) => self.missing(key, e),
         }
     }
@@ -321,14 +322,15 @@ fn is_yes(value: &str) -> bool {
 
 impl Store for RemoteStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        self.block_on(self.fetch(key))?
+        // `Vec::from` takes the buffer over without copying when nothing else shares it.
+        Ok(self.block_on(self.fetch(key))??.map(Vec::from))
     }
 
     fn get_many(
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        f: &(dyn Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync),
+        f: &Consume,
     ) -> Result<()> {
         let failure = FirstError::default();
         let (fail, failed) = (|e| failure.record(e), || failure.is_set());
@@ -348,7 +350,7 @@ impl Store for RemoteStore {
                 while let Some((i, fetched, permit)) = arrivals.next().await {
                     match fetched {
                         Ok(value) if !failed() => scope.spawn(move |_| {
-                            if let Err(e) = f(i, value) {
+                            if let Err(e) = f(i, value.as_deref()) {
                                 fail(e);
                             }
                             drop(permit);
@@ -443,7 +445,7 @@ impl Store for RemoteStore {
             path,
             len,
             tail_start,
-            tail: tail.to_vec(),
+            tail,
             fetched: Mutex::new(Vec::new()),
         })))
     }
@@ -504,9 +506,9 @@ struct RemoteValue<'a> {
     path: ObjectPath,
     len: u64,
     tail_start: u64,
-    tail: Vec<u8>,
+    tail: Bytes,
     /// Prefetched parts: `(offset, bytes)`.
-    fetched: Mutex<Vec<(u64, bytes::Bytes)>>,
+    fetched: Mutex<Vec<(u64, Bytes)>>,
 }
 
 impl RemoteValue<'_> {
