@@ -83,8 +83,21 @@ static void test_open_errors(void) {
     CHECK_STATUS(zarr_store_open("s3:///prefix", ZARR_MODE_READ, &s), ZARR_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(zarr_last_error(), "no bucket name");
     CHECK(s == (zarr_store *)&sentinel);
+    CHECK_STATUS(zarr_store_open_options("s3://bucket/x", ZARR_MODE_READ, "{\"conditional_writes\": 1}", &s),
+                 ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "conditional_writes");
     /* No options at all: the same as zarr_store_open. */
     CHECK_OK(zarr_store_open_options("memory:", ZARR_MODE_WRITE, "{}", &s));
+    {
+        /* A local store makes no HTTP requests: its statistics are all zero. */
+        zarr_request_stats stats;
+        memset(&stats, 0xff, sizeof stats);
+        CHECK_OK(zarr_store_request_stats(s, &stats));
+        CHECK(stats.requests == 0 && stats.get == 0 && stats.retryable_failures == 0 &&
+              stats.conflicts == 0 && stats.bytes_received == 0);
+        CHECK_STATUS(zarr_store_request_stats(s, NULL), ZARR_ERR_NULL_POINTER);
+        CHECK_STATUS(zarr_store_request_stats(NULL, &stats), ZARR_ERR_NULL_POINTER);
+    }
     CHECK_OK(zarr_store_close(s));
     tmpdir_remove(dir);
 }

@@ -145,6 +145,60 @@ typedef struct {
  */
 typedef int32_t zarr_open_mode;
 
+/**
+ * What a remote store's HTTP requests have been since it was opened (all zero for a local
+ * store).
+ */
+typedef struct {
+  /**
+   * HTTP requests sent, each retry counted again.
+   */
+  uint64_t requests;
+  /**
+   * Of those, GET requests (reads and listings).
+   */
+  uint64_t get;
+  /**
+   * Of those, HEAD requests.
+   */
+  uint64_t head;
+  /**
+   * Of those, PUT requests (writes).
+   */
+  uint64_t put;
+  /**
+   * Of those, DELETE requests.
+   */
+  uint64_t delete_;
+  /**
+   * Of those, requests of any other method.
+   */
+  uint64_t other;
+  /**
+   * Attempts that failed in a way the client retries (429, 408, 5xx, connection errors,
+   * timeouts): each is followed by a retry unless the retries ran out.
+   */
+  uint64_t retryable_failures;
+  /**
+   * Answers with status 400 or above (the retryable ones included; a missing key's 404
+   * too).
+   */
+  uint64_t error_responses;
+  /**
+   * Conditional writes the server refused because another writer changed the value first
+   * (412, and 409 for concurrent ones): each makes the writer read the value again.
+   */
+  uint64_t conflicts;
+  /**
+   * Request body bytes sent.
+   */
+  uint64_t bytes_sent;
+  /**
+   * Response body bytes announced (`Content-Length`).
+   */
+  uint64_t bytes_received;
+} zarr_request_stats;
+
 
 
 /**
@@ -1200,8 +1254,14 @@ zarr_status zarr_store_open(const char *location,
  * `~/.aws/config`), `anonymous` (unsigned requests), `virtual_hosted_style` (bucket in the
  * host name; path-style by default), `requests_in_flight` (per call, default 32),
  * `timeout_seconds` (per request, default 30), `connect_timeout_seconds` (default 5),
- * `retries` (default 4) and `retry_seconds` (the most a request may take with its retries,
- * default 30). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
+ * `retries` (default 4), `retry_seconds` (the most a request may take with its retries,
+ * default 30) and `conditional_writes` (default true: a write that changes part of a chunk
+ * or shard reads it and writes it back only if it is still what was read, with `If-Match`
+ * or `If-None-Match`, reading again when another writer got there first; so writers on
+ * different machines that share a chunk lose nothing, on servers that honour those
+ * headers, as AWS S3, MinIO, Cloudflare R2 and SeaweedFS do. With false, or on servers
+ * that ignore them, the last of two such writers wins whole chunks. Erasing a chunk that
+ * a write left holding only the fill value is never conditional). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
  * naming it; so are options for a local store.
  *
  * # Safety
@@ -1223,6 +1283,19 @@ zarr_status zarr_store_open_options(const char *location,
  * `store` must be NULL or a handle from `zarr_store_open` that was not closed yet.
  */
 zarr_status zarr_store_close(zarr_store *store);
+
+/**
+ * Writes into `*out_stats` what the HTTP requests of a remote store have been since it was
+ * opened: every request sent (each retry counted again) by method, the failed attempts the
+ * client retries (429, 408, 5xx, connection errors and timeouts: each is retried until the
+ * `retries` or `retry_seconds` of `zarr_store_open_options` run out), the error answers, and
+ * the bytes sent and received. For a local store everything is zero. Two calls around an
+ * operation give what it cost, e.g. the requests of opening a hierarchy or reading a box.
+ *
+ * # Safety
+ * `store` must be a live handle; `out_stats` must point to writable memory.
+ */
+zarr_status zarr_store_request_stats(const zarr_store *store, zarr_request_stats *out_stats);
 
 /**
  * Writes consolidated metadata for the whole store, in zarr-python's format (which its

@@ -190,13 +190,40 @@ impl Array {
     /// Fetches and decodes the chunk under `key` into `out`, or fills `out` with the fill value
     /// when the chunk was never written.
     pub(super) fn load_chunk(&self, key: &str, out: &mut [u8]) -> Result<()> {
-        self.with_stored_chunk(key, |raw| match raw {
-            Some(raw) => self.decode_chunk(raw, out, &ChunkName::Key(key.into())),
+        self.with_stored_chunk(key, |raw| {
+            self.decode_or_fill(raw, out, &ChunkName::Key(key.into()))
+        })
+    }
+
+    /// Decodes a chunk's stored bytes into `out`, or fills it with the fill value when the
+    /// chunk is not stored (`None`).
+    pub(super) fn decode_or_fill(
+        &self,
+        raw: Option<&[u8]>,
+        out: &mut [u8],
+        name: &ChunkName,
+    ) -> Result<()> {
+        match raw {
+            Some(raw) => self.decode_chunk(raw, out, name),
             None => {
                 self.fill_chunk(out);
                 Ok(())
             }
-        })
+        }
+    }
+
+    /// Rewrites the chunk (or shard) under `key` with what `update` makes of its stored bytes
+    /// (`None` in: not stored; `None` out: erase it) as one read-modify-write
+    /// ([`StoreHandle::update`]: conditional on stores that can), and invalidates the key in
+    /// the chunk cache.
+    pub(super) fn update_chunk(
+        &self,
+        key: &str,
+        update: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+    ) -> Result<()> {
+        let result = self.store.update(key, update);
+        self.chunk_cache.invalidate(key);
+        result
     }
 
     fn check_uncompressed(&self, raw: &[u8], name: &ChunkName) -> Result<()> {

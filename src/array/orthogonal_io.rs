@@ -394,12 +394,11 @@ impl Array {
         }
         self.for_each_task(plan, |task| {
             let key = self.chunk_key(&task.coords);
+            if !covers(task) {
+                return self.update_chunk(&key, |old| f(task, old));
+            }
             let _lock = self.store.lock_chunk(&key);
-            let old = match covers(task) {
-                true => None,
-                false => self.store.get(&key)?,
-            };
-            match f(task, old.as_deref())? {
+            match f(task, None)? {
                 Some(bytes) => self.store_encoded(&key, &bytes),
                 None => self.erase_chunk(&key),
             }
@@ -518,16 +517,23 @@ impl Array {
     ) -> Result<()> {
         let key = self.chunk_key(&task.coords);
         let dims = self.task_offsets(task, buffer, false);
-        let _lock = self.store.lock_chunk(&key);
-        if self.chunk_is_buffer_run(task, buffer, how) {
-            let start: usize = dims.iter().map(|d| d[0].0).sum();
-            return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);
-        }
         with_scratch(self.chunk_nbytes, |chunk| {
             // Writing some fields of a record keeps the others: the old chunk is always needed.
             if !how.ranges.is_empty() || !task.covers_chunk_in_array() {
-                self.load_chunk(&key, chunk)?;
-            } else if !task.is_whole_chunk() {
+                let name = ChunkName::Key(key.as_str().into());
+                return self.update_chunk(&key, |old| {
+                    self.decode_or_fill(old, chunk, &name)?;
+                    // SAFETY: `chunk` is this thread's own scratch buffer.
+                    unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
+                    self.encode_unless_fill(chunk, &name)
+                });
+            }
+            let _lock = self.store.lock_chunk(&key);
+            if self.chunk_is_buffer_run(task, buffer, how) {
+                let start: usize = dims.iter().map(|d| d[0].0).sum();
+                return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);
+            }
+            if !task.is_whole_chunk() {
                 // An edge chunk: its overhang holds no data, so it gets the fill value.
                 self.fill_chunk(chunk);
             }

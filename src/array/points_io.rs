@@ -56,10 +56,7 @@ impl Array {
                 let pairs = self.point_offsets(&group, false);
                 let name = self.chunk_name(group.coords);
                 with_scratch(self.chunk_nbytes, |chunk| {
-                    match old {
-                        Some(raw) => self.decode_chunk(raw, chunk, &name)?,
-                        None => self.fill_chunk(chunk),
-                    }
+                    self.decode_or_fill(old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     unsafe {
                         copy_elements(data, SharedBuffer::new(chunk), &[pairs], &self.element)?
@@ -71,12 +68,15 @@ impl Array {
         self.for_each_group(&plan, |group| {
             let key = self.chunk_key(group.coords);
             let pairs = self.point_offsets(group, false);
-            let _lock = self.store.lock_chunk(&key);
+            let name = self.chunk_name(group.coords);
             with_scratch(self.chunk_nbytes, |chunk| {
-                self.load_chunk(&key, chunk)?;
-                // SAFETY: `chunk` is this thread's own scratch buffer.
-                unsafe { copy_elements(data, SharedBuffer::new(chunk), &[pairs], &self.element)? };
-                self.store_chunk(&key, chunk)
+                self.update_chunk(&key, |old| {
+                    self.decode_or_fill(old, chunk, &name)?;
+                    // SAFETY: `chunk` is this thread's own scratch buffer.
+                    let pairs = std::slice::from_ref(&pairs);
+                    unsafe { copy_elements(data, SharedBuffer::new(chunk), pairs, &self.element)? };
+                    self.encode_unless_fill(chunk, &name)
+                })
             })
         })
     }

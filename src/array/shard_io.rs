@@ -23,7 +23,7 @@ use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
-use crate::store::ValueReader;
+use crate::store::{StoreKind, ValueReader};
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -472,9 +472,11 @@ impl Array {
 
     /// Rewrites the shards holding `chunks`: `f(id, old stored bytes)` gives each chunk's new
     /// stored bytes (`None`: not stored), shards in parallel. `covers(id)` says the old bytes
-    /// are not needed: those chunks are encoded in parallel before the shard's lock is taken
-    /// (so `f` must not depend on what is stored), the others in turn under it, and a shard
-    /// whose every chunk is covered is not read.
+    /// are not needed: those chunks are encoded in parallel before the shard is read (so `f`
+    /// must not depend on what is stored), the others in turn while it is rewritten, and a
+    /// shard whose every chunk is covered is not read. Shards are rewritten as one
+    /// read-modify-write each ([`Array::update_chunk`]); on a remote store, those the write
+    /// covers whole are sent with many requests in flight.
     pub(super) fn update_stored_chunks(
         &self,
         chunks: Vec<ChunkRef>,
@@ -484,48 +486,59 @@ impl Array {
         let layout = self.shard_layout();
         let single = chunks.len() == 1;
         let shards = layout.by_shard(chunks);
-        let write_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
-            let key = self.chunk_key(shard);
-            let name = format!("shard {key:?}");
-            // The chunks the write covers need no old bytes: they are encoded in parallel
-            // before the lock is taken (under it, work stays on this thread: see `rebuild`).
-            let encoded = for_each_collect(chunks, |(id, _)| match covers(*id) {
-                true => f(*id, None).map(Some),
-                false => Ok(None),
-            })?;
-            let slot: HashMap<usize, usize> = chunks
-                .iter()
-                .enumerate()
-                .map(|(j, (id, _))| (*id, j))
-                .collect();
-            let encoded = Mutex::new(encoded);
-            let f = |id: usize, old: Option<&[u8]>| {
-                let ready = encoded.lock().unwrap_or_else(|p| p.into_inner())[slot[&id]].take();
-                ready.map_or_else(|| f(id, old), Ok)
-            };
-            let _lock = self.store.lock_chunk(&key);
-            let whole = chunks.len() as u64 == layout.chunks_per_shard
-                && chunks.iter().all(|(id, _)| covers(*id));
-            let old = match whole {
-                true => None,
-                false => self.store.get(&key)?,
-            };
-            let old = match &old {
+        // The new shard holding `chunks`, whose old stored bytes are `old`, with the chunks
+        // encoded up front taken from `ready`.
+        let new_shard = |name: &str, chunks: &[ChunkRef], ready: &Encoded, old: Option<&[u8]>| {
+            let f = |id: usize, old: Option<&[u8]>| ready.take(id).map_or_else(|| f(id, old), Ok);
+            let old = match old {
                 Some(raw) if !layout.levels[0].whole.is_identity() => {
-                    Some(Cow::Owned(layout.levels[0].decode_whole(raw, &name)?))
+                    Some(Cow::Owned(layout.levels[0].decode_whole(raw, name)?))
                 }
-                other => other.as_deref().map(Cow::Borrowed),
+                other => other.map(Cow::Borrowed),
             };
-            let result = match self.rebuild(0, old.as_deref(), &name, chunks, &f)? {
-                Some(bytes) => self.store.set(&key, &bytes),
-                None => self.erase_chunk(&key),
-            };
+            self.rebuild(0, old.as_deref(), name, chunks, &f)
+        };
+        let invalidate = |chunks: &[ChunkRef]| {
             for (_, coords) in chunks {
                 self.chunk_cache.invalidate(&self.cache_key(coords));
             }
+        };
+        let whole = |chunks: &[ChunkRef]| {
+            chunks.len() as u64 == layout.chunks_per_shard
+                && chunks.iter().all(|(id, _)| covers(*id))
+        };
+        let (sent, updated): (Vec<_>, Vec<_>) = match self.store.kind() {
+            StoreKind::Remote => shards.into_iter().partition(|(_, chunks)| whole(chunks)),
+            _ => (Vec::new(), shards),
+        };
+        let result = self.store.set_many(sent.len(), &|i| {
+            let (shard, chunks) = &sent[i];
+            let key = self.chunk_key(shard);
+            let ready = Encoded::new(chunks, covers, f)?;
+            let new = new_shard(&format!("shard {key:?}"), chunks, &ready, None)?;
+            Ok(Some((key, new)))
+        });
+        sent.iter().for_each(|(_, chunks)| invalidate(chunks));
+        result?;
+        let write_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
+            let key = self.chunk_key(shard);
+            let name = format!("shard {key:?}");
+            // Encoded before the shard's lock is taken: under it, work stays on this thread.
+            let ready = Encoded::new(chunks, covers, f)?;
+            let result = match whole(chunks) {
+                true => new_shard(&name, chunks, &ready, None).and_then(|new| {
+                    let _lock = self.store.lock_chunk(&key);
+                    match new {
+                        Some(bytes) => self.store.set(&key, &bytes),
+                        None => self.erase_chunk(&key),
+                    }
+                }),
+                false => self.update_chunk(&key, |old| new_shard(&name, chunks, &ready, old)),
+            };
+            invalidate(chunks);
             result
         };
-        run_unless_single(single, || for_each(&shards, write_shard))
+        run_unless_single(single, || for_each(&updated, write_shard))
     }
 
     /// The new encoded shard of `level` whose old decoded bytes are `old`, with `chunks`
@@ -707,6 +720,42 @@ fn run_unless_single(single: bool, work: impl FnOnce() -> Result<()> + Send) -> 
         work()
     } else {
         parallel::run(work)
+    }
+}
+
+/// The new stored bytes of the chunks a write covers, encoded in parallel before their
+/// shard is rewritten; each is taken once (a shard rewritten again after a conflicting
+/// write encodes them anew).
+struct Encoded {
+    slot: HashMap<usize, usize>,
+    bytes: Mutex<Vec<Option<Option<Vec<u8>>>>>,
+}
+
+impl Encoded {
+    /// Encodes the chunks of `chunks` that `covers` says need no old bytes.
+    fn new(
+        chunks: &[ChunkRef],
+        covers: &(dyn Fn(usize) -> bool + Sync),
+        f: UpdateChunk,
+    ) -> Result<Encoded> {
+        let bytes = for_each_collect(chunks, |(id, _)| match covers(*id) {
+            true => f(*id, None).map(Some),
+            false => Ok(None),
+        })?;
+        let slot = chunks
+            .iter()
+            .enumerate()
+            .map(|(j, (id, _))| (*id, j))
+            .collect();
+        Ok(Encoded {
+            slot,
+            bytes: Mutex::new(bytes),
+        })
+    }
+
+    /// The encoded bytes of chunk `id`, if it was encoded and not taken yet.
+    fn take(&self, id: usize) -> Option<Option<Vec<u8>>> {
+        self.bytes.lock().unwrap_or_else(|p| p.into_inner())[self.slot[&id]].take()
     }
 }
 

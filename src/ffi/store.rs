@@ -4,7 +4,7 @@ use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use crate::consolidated;
 use crate::error::{Error, Result};
-use crate::store::{OpenMode, StoreHandle};
+use crate::store::{OpenMode, RequestStats, StoreHandle};
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -72,8 +72,14 @@ pub unsafe extern "C" fn zarr_store_open(
 /// `~/.aws/config`), `anonymous` (unsigned requests), `virtual_hosted_style` (bucket in the
 /// host name; path-style by default), `requests_in_flight` (per call, default 32),
 /// `timeout_seconds` (per request, default 30), `connect_timeout_seconds` (default 5),
-/// `retries` (default 4) and `retry_seconds` (the most a request may take with its retries,
-/// default 30). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
+/// `retries` (default 4), `retry_seconds` (the most a request may take with its retries,
+/// default 30) and `conditional_writes` (default true: a write that changes part of a chunk
+/// or shard reads it and writes it back only if it is still what was read, with `If-Match`
+/// or `If-None-Match`, reading again when another writer got there first; so writers on
+/// different machines that share a chunk lose nothing, on servers that honour those
+/// headers, as AWS S3, MinIO, Cloudflare R2 and SeaweedFS do. With false, or on servers
+/// that ignore them, the last of two such writers wins whole chunks. Erasing a chunk that
+/// a write left holding only the fill value is never conditional). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
 /// naming it; so are options for a local store.
 ///
 /// # Safety
@@ -133,6 +139,28 @@ pub unsafe extern "C" fn zarr_store_close(store: *mut zarr_store) -> zarr_status
         // SAFETY: the pointer came from `give_handle` and is closed once, as documented.
         let store = unsafe { Box::from_raw(store) };
         store.inner.close()
+    })
+}
+
+/// Writes into `*out_stats` what the HTTP requests of a remote store have been since it was
+/// opened: every request sent (each retry counted again) by method, the failed attempts the
+/// client retries (429, 408, 5xx, connection errors and timeouts: each is retried until the
+/// `retries` or `retry_seconds` of `zarr_store_open_options` run out), the error answers, and
+/// the bytes sent and received. For a local store everything is zero. Two calls around an
+/// operation give what it cost, e.g. the requests of opening a hierarchy or reading a box.
+///
+/// # Safety
+/// `store` must be a live handle; `out_stats` must point to writable memory.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_request_stats(
+    store: *const zarr_store,
+    out_stats: *mut RequestStats,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let out = out_arg(out_stats, "out_stats")?;
+        *out = store.inner.request_stats().unwrap_or_default();
+        Ok(())
     })
 }
 

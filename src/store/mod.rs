@@ -12,6 +12,7 @@ mod directory;
 mod memory;
 mod remote;
 mod remote_options;
+mod request_stats;
 mod sorted_keys;
 mod zip;
 
@@ -19,6 +20,7 @@ pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use remote::RemoteStore;
 pub use remote_options::RemoteOptions;
+pub use request_stats::RequestStats;
 pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
@@ -100,12 +102,53 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+    /// What the store's HTTP requests have been since it was opened (`None`: a local store).
+    fn request_stats(&self) -> Option<RequestStats> {
+        None
+    }
+    /// The value under `key` (`None`: missing) and what identifies it for [`Store::set_if`].
+    /// Stores without conditional writes answer [`Version::Unchecked`].
+    fn get_versioned(&self, key: &str) -> Result<(Option<Vec<u8>>, Version)> {
+        Ok((self.get(key)?, Version::Unchecked))
+    }
+    /// Stores `value` under `key` (`None`: erases it) unless the key changed since it was read
+    /// as `version`: `Ok(false)` then, and nothing was written. An unchecked version always
+    /// writes.
+    fn set_if(&self, key: &str, value: Option<&[u8]>, version: &Version) -> Result<bool> {
+        let _ = version;
+        match value {
+            Some(value) => self.set(key, value)?,
+            None => self.erase(key)?,
+        }
+        Ok(true)
+    }
     /// Makes every change so far durable where the backend defers it (a zip store opened for
     /// writing writes its archive); nothing to do for the others.
     fn flush(&self) -> Result<()> {
         Ok(())
     }
 }
+
+/// What a value was when read, for a conditional write ([`Store::set_if`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Version {
+    /// The store cannot tell: the write happens whatever is there.
+    Unchecked,
+    /// The key held no value.
+    Absent,
+    /// The value the server identified so (an HTTP `ETag`, and the object version where the
+    /// bucket keeps versions).
+    Tag {
+        /// The `ETag` the server sent.
+        e_tag: String,
+        /// The object version, where the server sent one.
+        version: Option<String>,
+    },
+}
+
+/// How many times [`StoreHandle::update`] reads a value again after another writer changed
+/// it between its read and its write.
+const UPDATE_ATTEMPTS: u32 = 16;
 
 /// What [`Store::get_many`] does with each value it fetched: `(index, value)`, `None` for a
 /// missing key.
@@ -416,6 +459,38 @@ impl StoreHandle {
         Ok(())
     }
 
+    /// Replaces the value under `key` by what `update` makes of it (`None` in: missing; `None`
+    /// out: erase it), as one read-modify-write: under the key's lock within the process, and
+    /// on stores with conditional writes only if no other writer changed the value since it
+    /// was read; `update` then runs again on the new value (a few times, after a short
+    /// pause, before giving up with [`Error::Io`]). Erasing is never conditional.
+    pub fn update(
+        &self,
+        key: &str,
+        mut update: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+    ) -> Result<()> {
+        self.check_writable(key)?;
+        let _lock = self.lock_chunk(key);
+        for attempt in 0..UPDATE_ATTEMPTS {
+            let (old, version) = self.backend.get_versioned(key)?;
+            let new = update(old.as_deref())?;
+            if self.backend.set_if(key, new.as_deref(), &version)? {
+                self.update_consolidated(key, new.as_deref());
+                return Ok(());
+            }
+            // Another writer won the race: let it finish before reading again, waiting a
+            // random part of a pause that doubles, so that racing writers fall apart.
+            let pause = 5u64 << attempt.min(7);
+            let jitter = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |t| u64::from(t.subsec_nanos()) % pause);
+            std::thread::sleep(std::time::Duration::from_millis(pause + jitter));
+        }
+        Err(Error::Io(format!(
+            "writing {key:?}: another writer changed it {UPDATE_ATTEMPTS} times while it was being updated"
+        )))
+    }
+
     /// Copies the value under `src_key` of `src` to `key` of this store (`false` when `src`
     /// has none). When both keep values in files, the value goes file to file without
     /// passing through memory; metadata keys always go through [`StoreHandle::get`] and
@@ -457,6 +532,11 @@ impl StoreHandle {
     /// when the last reference to the store goes away).
     pub fn close(&self) -> Result<()> {
         self.backend.flush()
+    }
+
+    /// What the store's HTTP requests have been since it was opened (`None`: a local store).
+    pub fn request_stats(&self) -> Option<RequestStats> {
+        self.backend.request_stats()
     }
 
     /// Fails with [`Error::ReadOnly`] naming `what` unless the store is writable.

@@ -9,7 +9,8 @@
 //! with the shared files (`aws_profile.rs`); [`RemoteOptions`] override all of it.
 
 use super::remote_options::RemoteOptions;
-use super::{aws_profile, Consume, OpenMode, Produce, Store, ValueReader};
+use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
+use super::{aws_profile, Consume, OpenMode, Produce, Store, ValueReader, Version};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
@@ -18,7 +19,8 @@ use object_store::client::{HttpError, HttpErrorKind};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
+    PutPayload, RetryConfig, UpdateVersion,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::Runtime;
@@ -76,6 +78,10 @@ pub struct RemoteStore {
     http: bool,
     /// Requests one call keeps in flight.
     requests_in_flight: usize,
+    /// Every HTTP request the store's client sends is counted here.
+    counters: Arc<RequestCounters>,
+    /// Whether read-modify-write cycles write with `If-Match` / `If-None-Match`.
+    conditional_writes: bool,
 }
 
 /// Whether `location` names a remote store.
@@ -90,12 +96,15 @@ impl RemoteStore {
     /// what the environment and the AWS profile files say. Web servers are read-only.
     pub fn open(url: &str, mode: OpenMode, options: &RemoteOptions) -> Result<RemoteStore> {
         let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
+        let counters = Arc::new(RequestCounters::default());
+        let connector = || CountingConnector(counters.clone());
         let built = if let Some(rest) = url.strip_prefix("s3://") {
             let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
             if bucket.is_empty() {
                 return Err(invalid("no bucket name"));
             }
             s3_builder(bucket, options)?
+                .with_http_connector(connector())
                 .build()
                 .map(|s| (Box::new(s) as Box<dyn ObjectStore>, prefix, false))
         } else if url.starts_with("http://") || url.starts_with("https://") {
@@ -108,6 +117,7 @@ impl RemoteStore {
                 .with_url(url.trim_end_matches('/'))
                 .with_client_options(client_options(options, url.starts_with("http://")))
                 .with_retry(retry_config(options))
+                .with_http_connector(connector())
                 .build()
                 .map(|s| (Box::new(s) as Box<dyn ObjectStore>, "", true))
         } else {
@@ -126,6 +136,8 @@ impl RemoteStore {
             },
             http,
             requests_in_flight: options.requests_in_flight,
+            counters,
+            conditional_writes: options.conditional_writes && !http,
         })
     }
 
@@ -456,6 +468,66 @@ impl Store for RemoteStore {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.failed("reading", key, e)),
+        }
+    }
+
+    fn request_stats(&self) -> Option<RequestStats> {
+        Some(self.counters.snapshot())
+    }
+
+    fn get_versioned(&self, key: &str) -> Result<(Option<Vec<u8>>, Version)> {
+        if !self.conditional_writes {
+            return Ok((self.get(key)?, Version::Unchecked));
+        }
+        let got = self.block_on(async {
+            let result = self.inner.get(&self.path(key)).await?;
+            let version = match result.meta.e_tag.clone() {
+                Some(e_tag) => Version::Tag {
+                    e_tag,
+                    version: result.meta.version.clone(),
+                },
+                None => Version::Unchecked,
+            };
+            Ok((result.bytes().await?, version))
+        })?;
+        match got {
+            Ok((bytes, version)) => Ok((Some(Vec::from(bytes)), version)),
+            Err(e) => self
+                .missing(key, e)
+                .map(|_: Option<()>| (None, Version::Absent)),
+        }
+    }
+
+    fn set_if(&self, key: &str, value: Option<&[u8]>, version: &Version) -> Result<bool> {
+        let mode = match version {
+            Version::Unchecked => PutMode::Overwrite,
+            Version::Absent => PutMode::Create,
+            Version::Tag { e_tag, version } => PutMode::Update(UpdateVersion {
+                e_tag: Some(e_tag.clone()),
+                version: version.clone(),
+            }),
+        };
+        let Some(value) = value else {
+            // object_store has no conditional delete; a value that was not there needs none.
+            return match version {
+                Version::Absent => Ok(true),
+                _ => self.erase(key).map(|()| true),
+            };
+        };
+        let options = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        let payload = PutPayload::from(value.to_vec());
+        match self.block_on(self.inner.put_opts(&self.path(key), payload, options))? {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::Precondition { .. })
+            | Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e @ object_store::Error::NotImplemented { .. }) => Err(Error::Unsupported(format!(
+                "writing {key:?} in {} conditionally (If-Match): {e}; open the store with the option \"conditional_writes\": false to write without",
+                self.url
+            ))),
+            Err(e) => Err(self.failed("writing", key, e)),
         }
     }
 

@@ -26,6 +26,9 @@ pub struct RemoteOptions {
     pub virtual_hosted_style: Option<bool>,
     /// Requests one call keeps in flight.
     pub requests_in_flight: usize,
+    /// Whether a read-modify-write of a chunk or shard writes only if the value is still the
+    /// one read (`If-Match`, `If-None-Match`), reading again otherwise; on by default.
+    pub conditional_writes: bool,
     /// The longest one request may take.
     pub timeout: Duration,
     /// The longest connecting may take.
@@ -48,6 +51,7 @@ impl Default for RemoteOptions {
             anonymous: None,
             virtual_hosted_style: None,
             requests_in_flight: 32,
+            conditional_writes: true,
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
             retries: 4,
@@ -57,7 +61,7 @@ impl Default for RemoteOptions {
 }
 
 /// The names `from_json` takes.
-const NAMES: [&str; 13] = [
+const NAMES: [&str; 14] = [
     "endpoint",
     "region",
     "access_key_id",
@@ -67,6 +71,7 @@ const NAMES: [&str; 13] = [
     "anonymous",
     "virtual_hosted_style",
     "requests_in_flight",
+    "conditional_writes",
     "timeout_seconds",
     "connect_timeout_seconds",
     "retries",
@@ -104,6 +109,9 @@ impl RemoteOptions {
         options.virtual_hosted_style = get.flag("virtual_hosted_style")?;
         if let Some(n) = get.count("requests_in_flight", 1, 1024)? {
             options.requests_in_flight = n;
+        }
+        if let Some(on) = get.flag("conditional_writes")? {
+            options.conditional_writes = on;
         }
         if let Some(n) = get.count("retries", 0, 100)? {
             options.retries = n;

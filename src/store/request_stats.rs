@@ -1,0 +1,144 @@
+//! Counting a remote store's HTTP requests: every attempt the client sends, retries included,
+//! through an `object_store` HTTP connector that wraps the default (reqwest) one.
+
+use async_trait::async_trait;
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+};
+use object_store::ClientOptions;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// What a remote store's HTTP requests have been since it was opened (all zero for a local
+/// store).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestStats {
+    /// HTTP requests sent, each retry counted again.
+    pub requests: u64,
+    /// Of those, GET requests (reads and listings).
+    pub get: u64,
+    /// Of those, HEAD requests.
+    pub head: u64,
+    /// Of those, PUT requests (writes).
+    pub put: u64,
+    /// Of those, DELETE requests.
+    pub delete: u64,
+    /// Of those, requests of any other method.
+    pub other: u64,
+    /// Attempts that failed in a way the client retries (429, 408, 5xx, connection errors,
+    /// timeouts): each is followed by a retry unless the retries ran out.
+    pub retryable_failures: u64,
+    /// Answers with status 400 or above (the retryable ones included; a missing key's 404
+    /// too).
+    pub error_responses: u64,
+    /// Conditional writes the server refused because another writer changed the value first
+    /// (412, and 409 for concurrent ones): each makes the writer read the value again.
+    pub conflicts: u64,
+    /// Request body bytes sent.
+    pub bytes_sent: u64,
+    /// Response body bytes announced (`Content-Length`).
+    pub bytes_received: u64,
+}
+
+/// The live counters behind [`RequestStats`], shared by a store and its HTTP client.
+#[derive(Debug, Default)]
+pub struct RequestCounters {
+    requests: AtomicU64,
+    get: AtomicU64,
+    head: AtomicU64,
+    put: AtomicU64,
+    delete: AtomicU64,
+    other: AtomicU64,
+    retryable_failures: AtomicU64,
+    error_responses: AtomicU64,
+    conflicts: AtomicU64,
+    bytes_sent: AtomicU64,
+    bytes_received: AtomicU64,
+}
+
+impl RequestCounters {
+    /// The counts so far.
+    pub fn snapshot(&self) -> RequestStats {
+        RequestStats {
+            requests: self.requests.load(Relaxed),
+            get: self.get.load(Relaxed),
+            head: self.head.load(Relaxed),
+            put: self.put.load(Relaxed),
+            delete: self.delete.load(Relaxed),
+            other: self.other.load(Relaxed),
+            retryable_failures: self.retryable_failures.load(Relaxed),
+            error_responses: self.error_responses.load(Relaxed),
+            conflicts: self.conflicts.load(Relaxed),
+            bytes_sent: self.bytes_sent.load(Relaxed),
+            bytes_received: self.bytes_received.load(Relaxed),
+        }
+    }
+
+    fn count_request(&self, request: &HttpRequest) {
+        self.requests.fetch_add(1, Relaxed);
+        let method = match request.method().as_str() {
+            "GET" => &self.get,
+            "HEAD" => &self.head,
+            "PUT" => &self.put,
+            "DELETE" => &self.delete,
+            _ => &self.other,
+        };
+        method.fetch_add(1, Relaxed);
+        let sent = request.body().content_length() as u64;
+        self.bytes_sent.fetch_add(sent, Relaxed);
+    }
+
+    fn count_answer(&self, answer: &Result<HttpResponse, HttpError>) {
+        let Ok(response) = answer else {
+            self.retryable_failures.fetch_add(1, Relaxed);
+            return;
+        };
+        let status = response.status().as_u16();
+        if status >= 400 {
+            self.error_responses.fetch_add(1, Relaxed);
+        }
+        if status == 412 || status == 409 {
+            self.conflicts.fetch_add(1, Relaxed);
+        }
+        if status >= 500 || status == 429 || status == 408 {
+            self.retryable_failures.fetch_add(1, Relaxed);
+        }
+        let announced = response
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        self.bytes_received
+            .fetch_add(announced.unwrap_or(0), Relaxed);
+    }
+}
+
+/// Builds the default HTTP client and counts what goes through it.
+#[derive(Debug)]
+pub struct CountingConnector(pub Arc<RequestCounters>);
+
+impl HttpConnector for CountingConnector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let inner = ReqwestConnector::default().connect(options)?;
+        Ok(HttpClient::new(CountingClient {
+            inner,
+            counters: self.0.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct CountingClient {
+    inner: HttpClient,
+    counters: Arc<RequestCounters>,
+}
+
+#[async_trait]
+impl HttpService for CountingClient {
+    async fn call(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.counters.count_request(&request);
+        let answer = self.inner.execute(request).await;
+        self.counters.count_answer(&answer);
+        answer
+    }
+}
