@@ -7,8 +7,9 @@ use crate::hierarchy::{self, NodeKind};
 use crate::metadata::{ZARRAY, ZGROUP};
 use crate::parallel;
 use crate::path;
-use crate::store::StoreHandle;
+use crate::store::{StoreHandle, StoreKind};
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// At most this many keys are copied between two progress reports.
 const BATCH_KEYS: usize = 256;
@@ -51,7 +52,7 @@ pub fn copy_store(
         )));
     }
     let src_prefix = path::join(&src_path, "");
-    let keys = src.list_prefix(&src_prefix)?;
+    let keys = src.list_prefix_sized(&src_prefix)?;
     let nothing_there = match src_path.is_empty() {
         true => keys.is_empty(),
         false => hierarchy::node_kind(src, &src_path)? == NodeKind::None,
@@ -62,30 +63,67 @@ pub fn copy_store(
         )));
     }
     hierarchy::require_vacant(dst, &dst_path)?;
-    let entries = sized_entries(src, copy_order(keys))?;
+    let entries = copy_order(keys);
     let bytes_total = entries.iter().map(|e| e.size).sum();
     let what = format!("copying {src_path:?} to {dst_path:?}");
     let mut reporter = Reporter::start(what, bytes_total, entries.len() as u64, progress)?;
     let format = hierarchy::node(src, &src_path)?.format;
     hierarchy::create_ancestor_groups(dst, &dst_path, format)?;
     let dst_prefix = path::join(&dst_path, "");
+    let dst_key = |entry: &Entry| format!("{dst_prefix}{}", &entry.key[src_prefix.len()..]);
+    let remote = [src, dst].iter().any(|s| s.kind() == StoreKind::Remote);
     for batch in batches(&entries) {
-        parallel::run(|| {
-            batch.par_iter().try_for_each(|entry| {
-                let key = format!("{dst_prefix}{}", &entry.key[src_prefix.len()..]);
-                match dst.copy_value_from(src, &entry.key, &key)? {
-                    true => Ok(()),
-                    false => Err(Error::NotFound(format!(
-                        "key {:?} vanished while copying",
-                        entry.key
-                    ))),
-                }
-            })
-        })?;
+        match remote {
+            true => copy_in_flight(src, dst, batch, &dst_key)?,
+            false => parallel::run(|| {
+                batch
+                    .par_iter()
+                    .try_for_each(|entry| copy_value(src, dst, entry, &dst_key(entry)))
+            })?,
+        }
         let bytes = batch.iter().map(|e| e.size).sum();
         reporter.advance(batch.len() as u64, bytes)?;
     }
     Ok(())
+}
+
+/// Copies one value; a file goes file to file where both stores keep files.
+fn copy_value(src: &StoreHandle, dst: &StoreHandle, entry: &Entry, key: &str) -> Result<()> {
+    match dst.copy_value_from(src, &entry.key, key)? {
+        true => Ok(()),
+        false => Err(vanished(&entry.key)),
+    }
+}
+
+fn vanished(key: &str) -> Error {
+    Error::NotFound(format!("key {key:?} vanished while copying"))
+}
+
+/// Copies a batch where either store is remote: the chunk values are fetched with many
+/// requests in flight, then sent the same way (a batch holds at most [`BATCH_BYTES`]);
+/// metadata goes one key at a time through the handles, keeping consolidated metadata in use
+/// on either side right.
+fn copy_in_flight(
+    src: &StoreHandle,
+    dst: &StoreHandle,
+    batch: &[Entry],
+    dst_key: &(dyn Fn(&Entry) -> String + Sync),
+) -> Result<()> {
+    let (metadata, chunks): (Vec<&Entry>, Vec<&Entry>) =
+        batch.iter().partition(|e| path::is_metadata_key(&e.key));
+    let values: Vec<Mutex<Option<Vec<u8>>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
+    src.get_many(chunks.len(), &|i| chunks[i].key.clone(), &|i, value| {
+        let value = value.ok_or_else(|| vanished(&chunks[i].key))?;
+        *values[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(value.to_vec());
+        Ok(())
+    })?;
+    dst.set_many(chunks.len(), &|i| {
+        let value = values[i].lock().unwrap_or_else(|p| p.into_inner()).take();
+        Ok(Some((dst_key(chunks[i]), value)))
+    })?;
+    metadata
+        .iter()
+        .try_for_each(|entry| copy_value(src, dst, entry, &dst_key(entry)))
 }
 
 /// Whether a key is a node's metadata document (`.zarray` or `.zgroup`).
@@ -100,33 +138,21 @@ fn document_depth(key: &str) -> Option<usize> {
     is_node_document(key).then(|| key.matches('/').count())
 }
 
-/// The keys in the order they are copied: everything else first (sorted), then the node
-/// documents, deepest first.
-fn copy_order(keys: Vec<String>) -> Vec<String> {
-    let (mut documents, mut rest): (Vec<String>, Vec<String>) =
-        keys.into_iter().partition(|k| is_node_document(k));
-    rest.sort();
+/// The keys (with their sizes) in the order they are copied: everything else first (sorted),
+/// then the node documents, deepest first.
+fn copy_order(keys: Vec<(String, u64)>) -> Vec<Entry> {
+    let (mut documents, mut rest): (Vec<Entry>, Vec<Entry>) = keys
+        .into_iter()
+        .map(|(key, size)| Entry { key, size })
+        .partition(|e| is_node_document(&e.key));
+    rest.sort_by(|a, b| a.key.cmp(&b.key));
     documents.sort_by(|a, b| {
-        document_depth(b)
-            .cmp(&document_depth(a))
-            .then_with(|| a.cmp(b))
+        document_depth(&b.key)
+            .cmp(&document_depth(&a.key))
+            .then_with(|| a.key.cmp(&b.key))
     });
     rest.extend(documents);
     rest
-}
-
-/// The keys with their value sizes (looked up in parallel).
-fn sized_entries(src: &StoreHandle, keys: Vec<String>) -> Result<Vec<Entry>> {
-    parallel::run(|| {
-        keys.into_par_iter()
-            .map(|key| {
-                let size = src.value_len(&key)?.ok_or_else(|| {
-                    Error::NotFound(format!("key {key:?} vanished while copying"))
-                })?;
-                Ok(Entry { key, size })
-            })
-            .collect()
-    })
 }
 
 /// Consecutive runs of entries of at most [`BATCH_KEYS`] keys and [`BATCH_BYTES`] bytes
@@ -349,7 +375,7 @@ mod tests {
         )
         .unwrap();
         big.write_region(&[0], &[2000], &[9u8; 2000]).unwrap();
-        let order = copy_order(src.list_prefix("g/").unwrap());
+        let order = copy_order(src.list_prefix_sized("g/").unwrap());
         assert!(order.len() > 1800, "several batches");
         for stop_after in [0, 1, 300, 1700] {
             let dst = memory();
@@ -368,7 +394,7 @@ mod tests {
             // "c" unless cancelled before anything was done).
             let copied: Vec<String> = order[..last.items_done as usize]
                 .iter()
-                .map(|k| format!("c/{}", &k[2..]))
+                .map(|e| format!("c/{}", &e.key[2..]))
                 .collect();
             let mut want = copied.clone();
             if stop_after > 0 {
@@ -422,8 +448,9 @@ mod tests {
             "a/.zattrs",
             "a/.zgroup",
         ];
+        let order = copy_order(keys.iter().map(|k| (k.to_string(), 1)).collect());
         assert_eq!(
-            copy_order(keys.iter().map(|k| k.to_string()).collect()),
+            order.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(),
             vec![
                 "a/.zattrs",
                 "a/x/0",

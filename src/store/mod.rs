@@ -99,6 +99,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
     /// Every key that starts with `prefix`, at any depth, sorted.
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
+    /// Every key that starts with `prefix`, sorted, with the length of its value (a key that
+    /// vanishes meanwhile is left out). Object stores answer from one listing; the others
+    /// look each value up, in parallel.
+    fn list_prefix_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        use rayon::prelude::*;
+        let keys = self.list_prefix(prefix)?;
+        let sized: Result<Vec<Option<(String, u64)>>> = crate::parallel::run(|| {
+            keys.into_par_iter()
+                .map(|key| Ok(self.value_len(&key)?.map(|len| (key, len))))
+                .collect()
+        });
+        Ok(sized?.into_iter().flatten().collect())
+    }
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
@@ -520,6 +533,11 @@ impl StoreHandle {
     /// Every key below `prefix`.
     pub fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         self.backend.list_prefix(prefix)
+    }
+
+    /// Every key below `prefix` with its value's length (see [`Store::list_prefix_sized`]).
+    pub fn list_prefix_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        self.backend.list_prefix_sized(prefix)
     }
 
     /// The names one level below `prefix`.

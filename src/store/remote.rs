@@ -540,17 +540,24 @@ impl Store for RemoteStore {
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let sized = self.list_prefix_sized(prefix)?;
+        Ok(sized.into_iter().map(|(key, _)| key).collect())
+    }
+
+    fn list_prefix_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
         self.refuse_listing()?;
         let base = self.path(prefix.trim_end_matches('/'));
         let listed = self.block_on(async {
             let start = (!base.as_ref().is_empty()).then_some(&base);
             self.inner.list(start).try_collect::<Vec<_>>().await
         })?;
-        let mut keys: Vec<String> = listed
+        let mut keys: Vec<(String, u64)> = listed
             .map_err(|e| self.failed("listing", prefix, e))?
             .iter()
-            .filter_map(|meta| self.strip(&meta.location, prefix))
-            .map(|rest| format!("{prefix}{rest}"))
+            .filter_map(|meta| {
+                let rest = self.strip(&meta.location, prefix)?;
+                Some((format!("{prefix}{rest}"), meta.size))
+            })
             .collect();
         keys.sort();
         Ok(keys)
