@@ -33,6 +33,20 @@ pub struct Node {
 /// What lives at the normalised logical path `path`: a `zarr.json` makes it a v3 node (it
 /// wins where v2 documents exist too, as in zarr-python), else `.zarray` or `.zgroup` a v2 one.
 pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
+    const V2_DOCUMENTS: [(&str, NodeKind); 2] =
+        [(ZARRAY, NodeKind::Array), (ZGROUP, NodeKind::Group)];
+    let v2_node = |key: String, kind: NodeKind| Node {
+        kind,
+        format: 2,
+        key,
+    };
+    // A v2 node that consolidated metadata in use holds is found without a request.
+    for (name, kind) in V2_DOCUMENTS {
+        let key = path::join(path, name);
+        if store.consolidated_holds(&key) {
+            return Ok(v2_node(key, kind));
+        }
+    }
     let v3 = path::join(path, ZARR_JSON);
     if let Some(bytes) = store.get(&v3)? {
         let doc = JsonDocument::parse(&bytes, &v3)?;
@@ -46,14 +60,10 @@ pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
             key: v3,
         });
     }
-    for (name, kind) in [(ZARRAY, NodeKind::Array), (ZGROUP, NodeKind::Group)] {
+    for (name, kind) in V2_DOCUMENTS {
         let key = path::join(path, name);
         if store.contains(&key)? {
-            return Ok(Node {
-                kind,
-                format: 2,
-                key,
-            });
+            return Ok(v2_node(key, kind));
         }
     }
     Ok(Node {

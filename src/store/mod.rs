@@ -389,6 +389,16 @@ impl StoreHandle {
         Some(documents.get(key).cloned())
     }
 
+    /// Whether consolidated metadata in use holds the document `key` (answering for it
+    /// without a request).
+    pub fn consolidated_holds(&self, key: &str) -> bool {
+        path::is_metadata_key(key)
+            && self
+                .consolidated_view()
+                .as_ref()
+                .is_some_and(|d| answers(d, key) && d.contains_key(key))
+    }
+
     /// Keeps consolidated metadata in use up to date with a write of `key`.
     fn update_consolidated(&self, key: &str, value: Option<&[u8]>) {
         if !path::is_metadata_key(key) {
