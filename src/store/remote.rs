@@ -20,7 +20,7 @@ use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
     ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
-    PutPayload, RetryConfig, UpdateVersion,
+    PutPayload, RetryConfig, UpdateVersion, WriteMultipart,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::Runtime;
@@ -44,6 +44,13 @@ fn retry_config(options: &RemoteOptions) -> RetryConfig {
         ..Default::default()
     }
 }
+
+/// Values from this size on are sent as multipart uploads.
+const MULTIPART_BYTES: usize = 32 << 20;
+/// The size of each part of a multipart upload (S3 wants at least 5 MiB).
+const PART_BYTES: usize = 8 << 20;
+/// Parts of one multipart upload in flight at once.
+const PARTS_IN_FLIGHT: usize = 4;
 
 /// How much of a value's end the first request of a partial read fetches: a shard's index
 /// (at its end, as zarr-python writes it) and small values in one request.
@@ -175,14 +182,35 @@ impl RemoteStore {
         }
     }
 
-    /// Stores `value` under `key` with one PUT.
+    /// Stores `value` under `key` with one PUT, or as a multipart upload from
+    /// [`MULTIPART_BYTES`] on: either way readers see the old value or the whole new one.
     async fn send(&self, key: &str, value: Vec<u8>) -> Result<()> {
         let path = self.path(key);
-        self.inner
-            .put(&path, PutPayload::from(value))
-            .await
-            .map(drop)
-            .map_err(|e| self.failed("writing", key, e))
+        let sent = match value.len() < MULTIPART_BYTES {
+            true => self
+                .inner
+                .put(&path, PutPayload::from(value))
+                .await
+                .map(drop),
+            false => self.send_in_parts(&path, Bytes::from(value)).await,
+        };
+        sent.map_err(|e| self.failed("writing", key, e))
+    }
+
+    /// A multipart upload of `value` in parts of [`PART_BYTES`], a few at a time (each part
+    /// is a request of its own, so a large value does not have to fit in one request's
+    /// timeout); a failed upload is aborted.
+    async fn send_in_parts(&self, path: &ObjectPath, value: Bytes) -> object_store::Result<()> {
+        let upload = self.inner.put_multipart(path).await?;
+        let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+        let mut offset = 0;
+        while offset < value.len() {
+            writer.wait_for_capacity(PARTS_IN_FLIGHT).await?;
+            let end = (offset + PART_BYTES).min(value.len());
+            writer.put(value.slice(offset..end));
+            offset = end;
+        }
+        writer.finish().await.map(drop)
     }
 
     /// Removes `key`; a missing key is not an error.
