@@ -78,15 +78,24 @@ DESCRIPTION = ("a ball of radius 230 holding a smooth field (sums of sines, ~160
 
 
 def write_with_zarr_python(path, metadata, values):
-    """Stores `metadata` (a `.zarray` or `zarr.json` document) at `path`, then writes all of
-    `values` through `zarr.open_array`: one writer for every variant and both formats."""
+    """Stores `metadata` (a `.zarray` or `zarr.json` document) at `path` (a directory, or a
+    writable zarr-python store), then writes all of `values` through `zarr.open_array`: one
+    writer for every variant and both formats."""
     import zarr
 
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
     name = "zarr.json" if metadata["zarr_format"] == 3 else ".zarray"
-    (path / name).write_text(json.dumps(metadata))
-    zarr.open_array(str(path), mode="r+")[...] = values
+    if isinstance(path, (str, Path)):
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(json.dumps(metadata))
+        path = str(path)
+    else:  # a store: the document set through zarr-python's store API
+        from zarr.core.buffer import default_buffer_prototype
+        from zarr.core.sync import sync
+
+        buffer = default_buffer_prototype().buffer.from_bytes(json.dumps(metadata).encode())
+        sync(path.set(name, buffer))
+    zarr.open_array(path, mode="r+")[...] = values
 
 
 def values():

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import time
+import warnings
 import zlib
 from importlib.metadata import version
 from pathlib import Path
@@ -16,6 +17,10 @@ from pathlib import Path
 import numpy as np
 
 import data
+import s3
+
+# zarr-python 3 warns on every open of v3 consolidated metadata (not in the v3 spec yet).
+warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part")
 
 
 class Sink:
@@ -44,26 +49,46 @@ def rchar():
 
 
 class TensorStore:
-    """tensorstore's `zarr` (v2) or `zarr3` driver on a `file` kvstore, one shared context, no
-    cache (so no shard index is kept between reads either)."""
+    """tensorstore's `zarr` (v2) or `zarr3` driver on a `file` kvstore (an `s3` one for s3://
+    locations: the endpoint from the request, credentials from the environment), one shared
+    context, no cache (so no shard index is kept between reads either)."""
 
     def __init__(self):
         import tensorstore
 
         self.ts = tensorstore
         self.version = version("tensorstore")
-        self.context = tensorstore.Context({"cache_pool": {"total_bytes_limit": 0}})
+        # AWS credentials (s3:// locations) from the environment variables alone: the default
+        # chain logs an error for each missing ~/.aws file.
+        self.context = tensorstore.Context({"cache_pool": {"total_bytes_limit": 0},
+                                            "aws_credentials": {"type": "environment"}})
         self.threads = (f"data_copy_concurrency and file_io_concurrency 'shared' defaults "
                         f"({os.cpu_count()} cores)")
 
     def open(self, path, metadata=None, **options):
         """Opens (or with `metadata`, a `.zarray` or `zarr.json` document, creates) the array
-        at `path`; the driver follows the format: the document's, or which one is on disk."""
-        v3 = metadata["zarr_format"] == 3 if metadata else Path(path, "zarr.json").exists()
-        spec = {"driver": "zarr3" if v3 else "zarr", "kvstore": {"driver": "file", "path": path}}
+        at `path`; the driver follows the format: the document's, the request's `zarr_format`
+        for an s3:// location, or which one is on disk."""
+        if metadata:
+            v3 = metadata["zarr_format"] == 3
+        elif s3.is_s3(path):
+            v3 = self.remote["zarr_format"] == 3
+        else:
+            v3 = Path(path, "zarr.json").exists()
+        if s3.is_s3(path):
+            bucket, prefix = s3.split(path)
+            kvstore = {"driver": "s3", "bucket": bucket, "path": prefix + "/",
+                       "endpoint": self.remote["endpoint"], "aws_region": s3.region()}
+        else:
+            kvstore = {"driver": "file", "path": path}
+        spec = {"driver": "zarr3" if v3 else "zarr", "kvstore": kvstore}
         if metadata:
             spec["metadata"] = metadata
         return self.ts.open(spec, context=self.context, **options).result()
+
+    def open_hierarchy(self, path, array):
+        """tensorstore has no groups: opening the hierarchy is opening the array."""
+        self.open(f"{path}/{array}", read=True)
 
     def read_all(self, path, sink):
         sink.take(self.open(path, read=True).read().result())
@@ -78,12 +103,15 @@ class TensorStore:
         sink.take(array[(slice(None, None, step),) * array.rank].read().result())
 
     def write(self, path, metadata, values):
-        array = self.open(path, create=True, delete_existing=True, metadata=metadata)
+        # Remote outputs are fresh prefixes: deleting what is there would only add a LIST.
+        existing = {} if s3.is_s3(path) else {"delete_existing": True}
+        array = self.open(path, create=True, metadata=metadata, **existing)
         array.write(values).result()
 
 
 class ZarrPython:
-    """zarr-python 3: `zarr.open_array` and NumPy-style slicing, default configuration."""
+    """zarr-python 3: `zarr.open_array` and NumPy-style slicing, default configuration;
+    s3:// locations through `zarr.storage.ObjectStore` on an obstore `S3Store`."""
 
     def __init__(self):
         import numcodecs
@@ -96,21 +124,37 @@ class ZarrPython:
                         f"{zarr.config.get('async.concurrency')}); blosc nthreads "
                         f"{numcodecs.blosc.get_nthreads()} when called from the main thread")
 
+    def store(self, path, read_only=True):
+        """What zarr-python opens: the path, or an ObjectStore for an s3:// location."""
+        if s3.is_s3(path):
+            return s3.zarr_store(path, self.remote["endpoint"], read_only)
+        return path
+
+    def open_array(self, path):
+        return self.zarr.open_array(self.store(path), mode="r")
+
+    def open_hierarchy(self, path, array):
+        group = self.zarr.open_group(self.store(path), mode="r", use_consolidated=True)
+        return group[array]
+
     def read_all(self, path, sink):
-        sink.take(self.zarr.open_array(path, mode="r")[...])
+        sink.take(self.open_array(path)[...])
 
     def read_boxes(self, path, starts, count, sink):
-        array = self.zarr.open_array(path, mode="r")
+        array = self.open_array(path)
         for start in starts:
             sink.take(array[box(start, count)])
 
     def read_strided(self, path, step, sink):
-        array = self.zarr.open_array(path, mode="r")
+        array = self.open_array(path)
         sink.take(array[(slice(None, None, step),) * array.ndim])
 
     def write(self, path, metadata, values):
         """The way the input data was written: the document stored, then `open_array`."""
-        data.write_with_zarr_python(path, metadata, values)
+        if s3.is_s3(path):
+            data.write_with_zarr_python(self.store(path, read_only=False), metadata, values)
+        else:
+            data.write_with_zarr_python(path, metadata, values)
 
 
 IMPLS = {"tensorstore": TensorStore, "zarr-python": ZarrPython}
@@ -130,7 +174,12 @@ class Worker:
         op, path = request["op"], request["path"]
         sink = Sink(request.get("verify", False))
         impl = self.impl
-        if op == "read_all":
+        # For s3:// locations: {"endpoint"} and the array's "zarr_format" (tensorstore's driver).
+        impl.remote = {**(request.get("store_options") or {}),
+                       "zarr_format": request.get("zarr_format")}
+        if op == "open":
+            run = lambda: impl.open_hierarchy(path, request["array"])
+        elif op == "read_all":
             run = lambda: impl.read_all(path, sink)
         elif op == "read_boxes":
             run = lambda: impl.read_boxes(path, request["starts"], request["count"], sink)

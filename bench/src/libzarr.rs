@@ -2,12 +2,27 @@
 
 use crate::subject::{bytes_of, Box3, Result, Sink, Subject};
 use serde_json::Value;
+use std::cell::RefCell;
+use std::sync::Arc;
 
-pub struct Libzarr;
+/// libzarr, and the settings (`zarr_store_open_options`' JSON) its remote stores are opened with.
+#[derive(Default)]
+pub struct Libzarr {
+    store_options: RefCell<Option<String>>,
+}
 
-fn open(path: &str) -> Result<zarr::Array> {
-    let store = zarr::StoreHandle::open(path, zarr::OpenMode::Read)?;
-    Ok(zarr::Array::open(store, "")?)
+impl Libzarr {
+    /// The store at `path` (a directory, or an `s3://` URL opened with the store options).
+    fn store(&self, path: &str, mode: zarr::OpenMode) -> Result<Arc<zarr::StoreHandle>> {
+        let options = self.store_options.borrow();
+        let options = options.as_deref().filter(|_| path.starts_with("s3://"));
+        Ok(zarr::StoreHandle::open_with_options(path, mode, options)?)
+    }
+
+    fn open(&self, path: &str) -> Result<zarr::Array> {
+        let store = self.store(path, zarr::OpenMode::Read)?;
+        Ok(zarr::Array::open(store, "")?)
+    }
 }
 
 /// Bytes of `count` elements of the array's item size.
@@ -32,8 +47,23 @@ impl Subject for Libzarr {
         )
     }
 
+    fn use_store_options(&self, options: &Value) -> Result<()> {
+        *self.store_options.borrow_mut() = (!options.is_null()).then(|| options.to_string());
+        Ok(())
+    }
+
+    /// As `zarr_store_open` (which reads the consolidated metadata), `zarr_group_open` and
+    /// `zarr_array_open` do it.
+    fn open_hierarchy(&self, path: &str, array: &str) -> Result<()> {
+        let store = self.store(path, zarr::OpenMode::Read)?;
+        zarr::consolidated::load(&store)?;
+        let group = zarr::Group::open(store.clone(), "")?;
+        std::hint::black_box(zarr::Array::open(group.store().clone(), array)?);
+        Ok(())
+    }
+
     fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
-        let array = open(path)?;
+        let array = self.open(path)?;
         let shape = array.metadata().shape.clone();
         let mut out = buffer_for(&array, &shape);
         array.read_region(&vec![0; shape.len()], &shape, &mut out)?;
@@ -43,7 +73,7 @@ impl Subject for Libzarr {
 
     /// One caller-owned buffer, reused for every box (all boxes have one size).
     fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
-        let array = open(path)?;
+        let array = self.open(path)?;
         let Some(first) = boxes.first() else {
             return Ok(());
         };
@@ -56,7 +86,7 @@ impl Subject for Libzarr {
     }
 
     fn read_strided(&self, path: &str, step: u64, sink: &mut Sink) -> Result<()> {
-        let array = open(path)?;
+        let array = self.open(path)?;
         let shape = array.metadata().shape.clone();
         let count: Vec<u64> = shape.iter().map(|&n| n.div_ceil(step)).collect();
         let mut out = buffer_for(&array, &count);
@@ -72,7 +102,7 @@ impl Subject for Libzarr {
 
     /// `Array::create` takes either document: `"zarr_format": 3` makes a v3 array.
     fn write(&self, path: &str, metadata: &Value, data: &[u16]) -> Result<()> {
-        let store = zarr::StoreHandle::open(path, zarr::OpenMode::Write)?;
+        let store = self.store(path, zarr::OpenMode::Write)?;
         let array = zarr::Array::create(store, "", &metadata.to_string())?;
         let shape = array.metadata().shape.clone();
         array.write_region(&vec![0; shape.len()], &shape, bytes_of(data))?;

@@ -16,7 +16,7 @@ use subject::{Box3, Result, Sink, Subject, Unsupported};
 
 fn subject(name: &str) -> Option<Box<dyn Subject>> {
     Some(match name {
-        "libzarr" => Box::new(libzarr::Libzarr),
+        "libzarr" => Box::<libzarr::Libzarr>::default(),
         "zarrs" => Box::new(zarrs_subject::Zarrs),
         "raw-files" => Box::new(reference::RawFiles),
         "memcpy" => Box::new(reference::Memcpy::default()),
@@ -57,7 +57,9 @@ impl Worker {
         let path = str_field("path")?;
         let mut sink = Sink::new(request["verify"].as_bool().unwrap_or(false));
         let subject = &self.subject;
+        subject.use_store_options(&request["store_options"])?;
         let (seconds, read_bytes) = match str_field("op")? {
+            "open" => timed(|| subject.open_hierarchy(path, str_field("array")?))?,
             "read_all" => timed(|| subject.read_all(path, &mut sink))?,
             "read_boxes" => {
                 let count = u64s(&request["count"])?;

@@ -48,13 +48,30 @@ pub struct Box3<'a> {
 }
 
 /// One implementation under test. `path` is a Zarr array directory, v2 or v3 (the array is its
-/// root). Each call includes opening the array; the worker loop times whole calls.
+/// root), or for those that can read object storage (see [`Subject::use_store_options`]) an
+/// `s3://bucket/prefix` URL. Each call includes opening the array; the worker loop times whole
+/// calls.
 pub trait Subject {
     /// The implementation's version.
     fn version(&self) -> String;
 
     /// `"threads: ..."`-style description of the parallelism this implementation uses.
     fn threads(&self) -> String;
+
+    /// The settings every later `s3://` location is opened with (a JSON object, e.g.
+    /// `{"endpoint": "http://127.0.0.1:8333"}`; `null`: the environment's alone).
+    fn use_store_options(&self, options: &Value) -> Result<()> {
+        match options {
+            Value::Null => Ok(()),
+            _ => Err(Unsupported("no remote stores in this benchmark").into()),
+        }
+    }
+
+    /// Opens the group at `path` the way a reader of a hierarchy does (its consolidated
+    /// metadata read once), then its array `array`.
+    fn open_hierarchy(&self, _path: &str, _array: &str) -> Result<()> {
+        Err(Unsupported("no hierarchy opening").into())
+    }
 
     /// Reads the whole array in one call.
     fn read_all(&self, _path: &str, _sink: &mut Sink) -> Result<()> {
