@@ -17,9 +17,11 @@ requests pass unchanged.
 - `--fail-every K`: every K-th request (from 1, over all connections) is answered by the proxy
   with `--fail-status` and an S3-style `SlowDown` error, its body read and dropped.
 - `GET /__proxy__/stats`: `{"requests", "by_method", "injected_failures", "bytes_to_client",
-  "bytes_to_upstream"}` for the client requests since the start or the last
-  `POST /__proxy__/reset`; `POST /__proxy__/config?delay_ms=D&fail_every=K` changes the
-  settings (K=0: no failures) and answers them. These are never forwarded nor counted.
+  "bytes_to_upstream", "max_in_flight", "connections"}` for the client requests since the
+  start or the last `POST /__proxy__/reset` (max_in_flight: the most requests at once between
+  their head's arrival and the end of their answer; connections: client connections
+  accepted); `POST /__proxy__/config?delay_ms=D&fail_every=K` changes the settings (K=0: no
+  failures) and answers them. These are never forwarded nor counted.
 - `--port-file FILE`: the listening port is written there once listening (`--listen-port 0`
   picks a free one). Nothing else is printed but errors.
 """
@@ -50,12 +52,16 @@ class Settings:
     def reset(self):
         self.requests, self.by_method, self.injected_failures = 0, {}, 0
         self.bytes_to_client = self.bytes_to_upstream = 0
+        self.in_flight = getattr(self, "in_flight", 0)  # requests between head and answer now
+        self.max_in_flight = self.in_flight
+        self.connections = 0  # client connections accepted
 
     def stats(self):
         return {"requests": self.requests, "by_method": self.by_method,
                 "injected_failures": self.injected_failures,
                 "bytes_to_client": self.bytes_to_client,
-                "bytes_to_upstream": self.bytes_to_upstream}
+                "bytes_to_upstream": self.bytes_to_upstream, "max_in_flight": self.max_in_flight,
+                "connections": self.connections}
 
     def config(self):
         return {"delay_ms": self.delay_ms, "fail_every": self.fail_every,
@@ -247,14 +253,20 @@ class Connection:
         settings = self.settings
         settings.requests += 1
         settings.by_method[method] = settings.by_method.get(method, 0) + 1
-        fail = settings.fail_every > 0 and settings.requests % settings.fail_every == 0
-        if settings.delay_ms > 0:
-            await asyncio.sleep(settings.delay_ms / 1000)
-        if fail:
-            settings.injected_failures += 1
-            await self.to_client(simple_response(settings.fail_status, FAIL_BODY, "application/xml"))
-            return not closes
-        return await self.forward(head, body, method) and not closes
+        settings.in_flight += 1
+        settings.max_in_flight = max(settings.max_in_flight, settings.in_flight)
+        try:
+            fail = settings.fail_every > 0 and settings.requests % settings.fail_every == 0
+            if settings.delay_ms > 0:
+                await asyncio.sleep(settings.delay_ms / 1000)
+            if fail:
+                settings.injected_failures += 1
+                await self.to_client(simple_response(settings.fail_status, FAIL_BODY,
+                                                     "application/xml"))
+                return not closes
+            return await self.forward(head, body, method) and not closes
+        finally:
+            settings.in_flight -= 1
 
     async def forward(self, head, body, method):
         """Sends the request upstream and relays the response; False when the connection ends.
@@ -321,6 +333,7 @@ async def main(args):
     async def handle(reader, writer):
         task = asyncio.current_task()
         tasks.add(task)
+        settings.connections += 1
         try:
             await Connection(settings, upstream, reader, writer).serve()
         except asyncio.CancelledError:
