@@ -211,13 +211,20 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def methods(by_method, received=None):
-    """`12 (GET 11, HEAD 1)`-style text of a proxy's by_method counts, and the MiB received
-    (responses, heads included) when given."""
+def methods(by_method, received=None, in_flight=None, connections=None):
+    """`12 (GET 11, HEAD 1)`-style text of a proxy's by_method counts, and when given the MiB
+    received (responses, heads included), the most requests in flight at once and the
+    connections opened."""
     total = sum(by_method.values())
     parts = ", ".join(f"{m} {n}" for m, n in sorted(by_method.items()) if n)
     text = f"{total} ({parts})" if total else "0"
-    return text if received is None else f"{text}, {received / 2**20:.1f} MiB"
+    if received is not None:
+        text += f", {received / 2**20:.1f} MiB"
+    if in_flight is not None:
+        text += f", ≤{in_flight:.0f} at once"
+    if connections is not None:
+        text += f", {connections:.0f} conn."
+    return text
 
 
 def tables(run):
@@ -256,8 +263,9 @@ def tables(run):
                 row.append(" / ".join(f"{p / 2**20:.0f}" if p is not None else "–" for p in peaks))
             lines.append(f"| {variant} | {op} | " + " | ".join(row) + " |")
     lines += ["", "### Requests per operation (latency mode, through the proxy)", "",
-              "median over the repetitions, by method, and the MiB of responses the client "
-              "received", "",
+              "median over the repetitions: requests by method, MiB of responses the client "
+              "received, the most requests in flight at once (held in the proxy or being "
+              "answered) and the connections opened", "",
               "| variant | operation | " + " | ".join(impls) + " |", "|---|---|" + "---:|" * len(impls)]
     for variant in run["variants"]:
         for op in run["ops"]:
@@ -268,10 +276,11 @@ def tables(run):
                     row.append("")
                     continue
                 keys = {k for g in got for k in g}
-                received = median([s["proxy"]["bytes_to_client"]
-                                   for s in cells[("latency", variant, op, i)]])
+                stats = [s["proxy"] for s in cells[("latency", variant, op, i)]]
                 row.append(methods({k: int(median([g.get(k, 0) for g in got])) for k in keys},
-                                   received))
+                                   median([s["bytes_to_client"] for s in stats]),
+                                   median([s.get("max_in_flight") for s in stats]),
+                                   median([s.get("connections") for s in stats])))
             lines.append(f"| {variant} | {op} | " + " | ".join(row) + " |")
     lines += ["", "### Requests to open the hierarchy and to read one box", "",
               "open hierarchy: the `open` operation; open array: opening the array alone (a "
@@ -341,7 +350,7 @@ def markdown(run):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=3, help="timed repetitions (default 3)")
+    parser.add_argument("--reps", type=int, default=5, help="timed repetitions (default 5)")
     parser.add_argument("--impls", default=",".join(IMPLS), help="comma-separated subset")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset")
     parser.add_argument("--ops", default=",".join(OPS), help="comma-separated subset")
