@@ -36,7 +36,7 @@ BUCKET = "zarr-test"
 ROOT = f"s3://{BUCKET}/remote"  # inputs: ROOT/<variant>.zarr; outputs: ROOT-out/...
 ARRAY = "data"  # the big array's name in each hierarchy (beside 1-D coordinates z, y, x)
 CHUNKS = (64, 64, 128)  # 1 MiB of <u2: the v2 chunks, and the v3 inner chunks
-SHARD = (128, 128, 256)  # 16 inner chunks, 16 MiB before compression
+SHARD = (128, 256, 256)  # 2×4×2 = 16 inner chunks, 16 MiB before compression
 BOX = (64, 64, 128)  # random unaligned boxes of one chunk's size: up to 8 chunks each
 BOX_COUNT, BOX_SEED = 16, 7
 IMPLS = ["libzarr", "tensorstore", "zarr-python"]
@@ -315,7 +315,7 @@ def markdown(run):
         "256 chunk objects;",
         f"  - `v3-shard-zstd`: Zarr v3, shards {'×'.join(map(str, SHARD))} of 16 inner chunks "
         f"{'×'.join(map(str, CHUNKS))} (bytes + zstd level 1; index bytes + crc32c at the end), "
-        "32 shard objects.",
+        "16 shard objects.",
         "- Operations:", *[f"  - {OP_TEXT[op]}" for op in run["ops"]],
         "- Modes: `direct`: every client talks to SeaweedFS itself (no proxy; no requests counted). "
         f"`latency`: every client's endpoint is scripts/http_proxy.py with `--delay-ms "
