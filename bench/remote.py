@@ -252,7 +252,9 @@ def tables(run):
         lines.append("")
     lines += ["### Peak memory", "",
               "growth of the worker's peak RSS (VmHWM, reset before each operation) over its RSS "
-              "before the operation, MiB, largest over the repetitions; direct / latency", "",
+              "before the operation, MiB, largest over the repetitions; direct / latency. What "
+              "the caller asks for: read_all 256 MiB (the result), read_boxes 1 MiB (one box), "
+              "write nothing (the source is in the baseline)", "",
               "| variant | operation | " + " | ".join(impls) + " |", "|---|---|" + "---:|" * len(impls)]
     for variant in run["variants"]:
         for op in run["ops"]:
@@ -350,7 +352,7 @@ def markdown(run):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=5, help="timed repetitions (default 5)")
+    parser.add_argument("--reps", type=int, default=7, help="timed repetitions (default 7)")
     parser.add_argument("--impls", default=",".join(IMPLS), help="comma-separated subset")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset")
     parser.add_argument("--ops", default=",".join(OPS), help="comma-separated subset")
