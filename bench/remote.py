@@ -13,6 +13,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +41,6 @@ SHARD = (128, 256, 256)  # 2×4×2 = 16 inner chunks, 16 MiB before compression
 BOX = (64, 64, 128)  # random unaligned boxes of one chunk's size: up to 8 chunks each
 BOX_COUNT, BOX_SEED = 16, 7
 IMPLS = ["libzarr", "tensorstore", "zarr-python"]
-PEERS = IMPLS[1:]
 OPS = ["open", "read_all", "read_boxes", "write"]
 MODES = ["direct", "latency"]
 # Who reads back each implementation's writes (never the writer itself).
@@ -115,6 +115,7 @@ class Proxy:
     def close(self):
         self.proc.terminate()
         self.proc.wait()
+        shutil.rmtree(self.port_file.parent, ignore_errors=True)
 
 
 def memory(pid):
