@@ -30,14 +30,19 @@ const FORMAT: u64 = 1;
 /// its own consolidated metadata and never a `.zmetadata` beside it.
 pub fn load(store: &StoreHandle) -> Result<bool> {
     store.use_consolidated(None);
-    if let Some(root) = store.get(ZARR_JSON)? {
+    // Both asked for at once: one round trip on a remote store.
+    let [root, zmetadata]: [Option<Vec<u8>>; 2] = store
+        .get_all(&[ZARR_JSON.to_string(), ZMETADATA.to_string()])?
+        .try_into()
+        .expect("two values for two keys");
+    if let Some(root) = root {
         let Some(documents) = parse_v3(&root)? else {
             return Ok(false);
         };
         store.use_consolidated(Some(documents));
         return Ok(true);
     }
-    let Some(bytes) = store.get(ZMETADATA)? else {
+    let Some(bytes) = zmetadata else {
         return Ok(false);
     };
     store.use_consolidated(Some(parse(&bytes)?));

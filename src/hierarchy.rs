@@ -33,44 +33,55 @@ pub struct Node {
 /// What lives at the normalised logical path `path`: a `zarr.json` makes it a v3 node (it
 /// wins where v2 documents exist too, as in zarr-python), else `.zarray` or `.zgroup` a v2 one.
 pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
-    const V2_DOCUMENTS: [(&str, NodeKind); 2] =
-        [(ZARRAY, NodeKind::Array), (ZGROUP, NodeKind::Group)];
+    node_with_document(store, path).map(|(node, _)| node)
+}
+
+/// [`node`] with the bytes of the document that says so (`None` for nothing). A v2 node the
+/// consolidated metadata in use holds is found without a request; otherwise `zarr.json` and
+/// `.zarray` are asked for together, then `.zgroup`.
+fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<Vec<u8>>)> {
     let v2_node = |key: String, kind: NodeKind| Node {
         kind,
         format: 2,
         key,
     };
-    // A v2 node that consolidated metadata in use holds is found without a request.
-    for (name, kind) in V2_DOCUMENTS {
-        let key = path::join(path, name);
-        if store.consolidated_holds(&key) {
-            return Ok(v2_node(key, kind));
+    let (zarray, zgroup) = (path::join(path, ZARRAY), path::join(path, ZGROUP));
+    for (key, kind) in [(&zarray, NodeKind::Array), (&zgroup, NodeKind::Group)] {
+        if store.consolidated_holds(key) {
+            let bytes = store.get(key)?;
+            return Ok((v2_node(key.clone(), kind), bytes));
         }
     }
     let v3 = path::join(path, ZARR_JSON);
-    if let Some(bytes) = store.get(&v3)? {
+    let [v3_bytes, zarray_bytes]: [Option<Vec<u8>>; 2] = store
+        .get_all(&[v3.clone(), zarray.clone()])?
+        .try_into()
+        .expect("two values for two keys");
+    if let Some(bytes) = v3_bytes {
         let doc = JsonDocument::parse(&bytes, &v3)?;
         let kind = match metadata::node_type(&doc, &v3)? {
             NodeType::Array => NodeKind::Array,
             NodeType::Group => NodeKind::Group,
         };
-        return Ok(Node {
+        let node = Node {
             kind,
             format: 3,
             key: v3,
-        });
+        };
+        return Ok((node, Some(bytes)));
     }
-    for (name, kind) in V2_DOCUMENTS {
-        let key = path::join(path, name);
-        if store.contains(&key)? {
-            return Ok(v2_node(key, kind));
-        }
+    if zarray_bytes.is_some() {
+        return Ok((v2_node(zarray, NodeKind::Array), zarray_bytes));
     }
-    Ok(Node {
+    if let Some(bytes) = store.get(&zgroup)? {
+        return Ok((v2_node(zgroup, NodeKind::Group), Some(bytes)));
+    }
+    let nothing = Node {
         kind: NodeKind::None,
         format: 0,
         key: String::new(),
-    })
+    };
+    Ok((nothing, None))
 }
 
 /// What lives at the normalised logical path `path`.
@@ -92,11 +103,8 @@ pub struct StoredArray {
 /// The metadata document of the array at the normalised path `path`, as stored and as
 /// understood; `None` when no array is there. Errors name the key.
 pub fn read_array_metadata(store: &StoreHandle, path: &str) -> Result<Option<StoredArray>> {
-    let found = node(store, path)?;
-    if found.kind != NodeKind::Array {
-        return Ok(None);
-    }
-    let Some(bytes) = store.get(&found.key)? else {
+    let (found, bytes) = node_with_document(store, path)?;
+    let (NodeKind::Array, Some(bytes)) = (found.kind, bytes) else {
         return Ok(None);
     };
     let document = JsonDocument::parse(&bytes, &found.key)?;

@@ -424,6 +424,40 @@ impl StoreHandle {
         }
     }
 
+    /// The values under `keys` (each `None` when missing): those the consolidated metadata
+    /// in use answers from it, the others fetched together (on a remote store, in one round
+    /// trip).
+    pub fn get_all(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut values = Vec::with_capacity(keys.len());
+        let mut wanted = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            match self.consolidated_get(key) {
+                Some(answer) => values.push(answer),
+                None => {
+                    values.push(None);
+                    wanted.push(i);
+                }
+            }
+        }
+        let fetched: Vec<Mutex<Option<Vec<u8>>>> =
+            wanted.iter().map(|_| Mutex::new(None)).collect();
+        if wanted.len() == 1 {
+            *fetched[0].lock().unwrap_or_else(|p| p.into_inner()) =
+                self.backend.get(&keys[wanted[0]])?;
+        } else if !wanted.is_empty() {
+            self.backend
+                .get_many(wanted.len(), &|j| keys[wanted[j]].clone(), &|j, value| {
+                    *fetched[j].lock().unwrap_or_else(|p| p.into_inner()) =
+                        value.map(<[u8]>::to_vec);
+                    Ok(())
+                })?;
+        }
+        for (i, value) in wanted.into_iter().zip(fetched) {
+            values[i] = value.into_inner().unwrap_or_else(|p| p.into_inner());
+        }
+        Ok(values)
+    }
+
     /// Reads the value under `key` into `buf`, reusing its capacity; `false` if there is none.
     pub fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
         if let Some(answer) = self.consolidated_get(key) {
