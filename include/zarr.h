@@ -57,7 +57,7 @@ typedef struct zarr_array zarr_array;
 typedef struct zarr_group zarr_group;
 
 /**
- * An open store (a directory, a zip archive or memory). Safe to use from several threads at once. Arrays
+ * An open store (a directory, a zip archive, memory or a remote store). Safe to use from several threads at once. Arrays
  * and groups opened from it keep it alive, so it may be closed before them.
  */
 typedef struct zarr_store zarr_store;
@@ -1214,15 +1214,29 @@ const char *zarr_status_name(zarr_status status);
 /**
  * Opens the store at `location`: a directory path (`file://` may precede it), a path ending
  * in `.zip` (unless it is an existing directory) for a zip archive, `"memory:"` for a new,
- * empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server, or
- * `http://` / `https://` for a web server (read-only; listing needs consolidated metadata).
- * S3 settings come from the environment as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
- * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL` (an
- * `http://` endpoint allows plain HTTP and means path-style requests),
- * `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE` with `~/.aws/credentials`
- * and `~/.aws/config`; `zarr_store_open_options` overrides them. Remote failures are
- * `ZARR_ERR_PERMISSION_DENIED`, `ZARR_ERR_UNREACHABLE`, `ZARR_ERR_TIMEOUT` or `ZARR_ERR_IO`,
- * naming the URL and the key; a missing bucket is `ZARR_ERR_NOT_FOUND`.
+ * empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server,
+ * `az://container/prefix` (or `azure://container/prefix`,
+ * `abfs[s]://container@account.dfs.core.windows.net/prefix`) for Azure Blob Storage,
+ * `gs://bucket/prefix` for Google Cloud Storage, or `http://` / `https://` for a web server
+ * (read-only; listing needs consolidated metadata). Settings come from the environment as each
+ * service's tools read it, and `zarr_store_open_options` overrides them:
+ * - S3: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+ *   `AWS_ENDPOINT_URL` (an `http://` endpoint allows plain HTTP and means path-style
+ *   requests), `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE` with
+ *   `~/.aws/credentials` and `~/.aws/config`;
+ * - Azure: `AZURE_STORAGE_ACCOUNT_NAME` (or `AZURE_STORAGE_ACCOUNT`),
+ *   `AZURE_STORAGE_ACCOUNT_KEY` (or `AZURE_STORAGE_KEY`), `AZURE_STORAGE_SAS_TOKEN`,
+ *   `AZURE_STORAGE_CONNECTION_STRING` (`AccountName`, `AccountKey`, `SharedAccessSignature`,
+ *   `BlobEndpoint`, `DefaultEndpointsProtocol`, `EndpointSuffix`, `UseDevelopmentStorage`),
+ *   `AZURE_STORAGE_ENDPOINT`, `AZURE_STORAGE_USE_EMULATOR` (Azurite), and the service
+ *   principal and managed identity variables (`AZURE_CLIENT_ID`, ...);
+ * - GCS: `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_SERVICE_ACCOUNT` (a key file), gcloud's
+ *   application default credentials, the metadata server, and `STORAGE_EMULATOR_HOST` (an
+ *   emulator's host and port: plain HTTP, no credentials).
+ *
+ * Remote failures are `ZARR_ERR_PERMISSION_DENIED` (a wrong key), `ZARR_ERR_UNREACHABLE`,
+ * `ZARR_ERR_TIMEOUT` or `ZARR_ERR_IO`, naming the URL and the key; a missing bucket or
+ * container is `ZARR_ERR_NOT_FOUND`; a missing key reads as the fill value.
  * Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
  * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
  * it is created and written by `zarr_store_close`, members stored uncompressed as
@@ -1248,21 +1262,30 @@ zarr_status zarr_store_open(const char *location,
 /**
  * Opens the store at `location` as `zarr_store_open` does, with the settings of a remote
  * store in `options_json` (NULL or `"{}"`: none), a JSON object whose members override the
- * environment and the AWS profile files:
- * `endpoint` (an `http://` one allows plain HTTP), `region`, `access_key_id` with
- * `secret_access_key` (and `session_token`), `profile` (from `~/.aws/credentials` and
- * `~/.aws/config`), `anonymous` (unsigned requests), `virtual_hosted_style` (bucket in the
- * host name; path-style by default), `requests_in_flight` (per call, default 32),
- * `timeout_seconds` (per request, default 30), `connect_timeout_seconds` (default 5),
- * `retries` (default 4), `retry_seconds` (the most a request may take with its retries,
- * default 30) and `conditional_writes` (default true: a write that changes part of a chunk
- * or shard reads it and writes it back only if it is still what was read, with `If-Match`
- * or `If-None-Match`, reading again when another writer got there first; so writers on
- * different machines that share a chunk lose nothing, on servers that honour those
- * headers, as AWS S3, MinIO, Cloudflare R2 and SeaweedFS do. With false, or on servers
- * that ignore them, the last of two such writers wins whole chunks. Erasing a chunk that
- * a write left holding only the fill value is never conditional). An unknown member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT`
- * naming it; so are options for a local store.
+ * environment (and the AWS profile files):
+ * - every remote store: `requests_in_flight` (per call, default 32), `timeout_seconds` (per
+ *   request, default 30), `connect_timeout_seconds` (default 5), `retries` (default 4) and
+ *   `retry_seconds` (the most a request may take with its retries, default 30);
+ * - S3, Azure and GCS: `endpoint` (an `http://` one allows plain HTTP; for Azure the blob
+ *   endpoint, as a connection string's `BlobEndpoint`; for GCS the base URL), `anonymous`
+ *   (unsigned requests, for public buckets and containers) and `conditional_writes`
+ *   (default true: a write that changes part of a chunk or shard reads it and writes it
+ *   back only if it is still what was read, with `If-Match` or `If-None-Match`, reading
+ *   again when another writer got there first; so writers on different machines that share
+ *   a chunk lose nothing, on servers that honour those headers, as AWS S3, MinIO,
+ *   Cloudflare R2, SeaweedFS, Azure and GCS do. With false, or on servers that ignore them,
+ *   the last of two such writers wins whole chunks. Erasing a chunk that a write left
+ *   holding only the fill value is never conditional);
+ * - S3: `region`, `access_key_id` with `secret_access_key` (and `session_token`), `profile`
+ *   (from `~/.aws/credentials` and `~/.aws/config`), `virtual_hosted_style` (bucket in the
+ *   host name; path-style by default);
+ * - Azure: `account`, `account_key`, `sas_token` (`sv=...&sig=...`) and `use_emulator`
+ *   (Azurite: account `devstoreaccount1` with its well-known key and endpoint
+ *   `http://127.0.0.1:10000/devstoreaccount1`, each unless given);
+ * - GCS: `service_account_path` (a service account's JSON key file).
+ *
+ * An unknown member, one of the wrong type, or one the URL's service does not read is
+ * `ZARR_ERR_INVALID_ARGUMENT` naming it; so are options for a local store.
  *
  * # Safety
  * `location` must be a NUL-terminated string, `options_json` NULL or one; `out_store` must

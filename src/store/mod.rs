@@ -8,11 +8,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod aws_profile;
+mod azure;
 mod directory;
+mod gcs;
 mod memory;
 mod remote;
 mod remote_options;
 mod request_stats;
+mod s3;
 mod sorted_keys;
 mod zip;
 
@@ -283,8 +286,9 @@ pub struct StoreHandle {
 }
 
 impl StoreHandle {
-    /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix` or
-    /// `http[s]://host/path` for a [`RemoteStore`], a path ending in `.zip` (that is not an
+    /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix`,
+    /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
+    /// [`RemoteStore`], a path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
@@ -304,7 +308,7 @@ impl StoreHandle {
         let options = RemoteOptions::from_json(options.unwrap_or(""))?;
         if !remote::is_remote(location) && options != RemoteOptions::default() {
             return Err(Error::InvalidArgument(format!(
-                "store options apply to s3:// and http(s):// stores, not {location:?}"
+                "store options apply to s3://, az://, gs:// and http(s):// stores, not {location:?}"
             )));
         }
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {

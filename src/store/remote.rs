@@ -1,49 +1,27 @@
-//! Object storage and web servers as stores: `s3://bucket/prefix` (any S3-compatible server)
+//! Object storage and web servers as stores: `s3://bucket/prefix` (any S3-compatible server),
+//! `az://container/prefix` (Azure Blob Storage), `gs://bucket/prefix` (Google Cloud Storage)
 //! and `http://` / `https://` (read-only), through the `object_store` crate on a runtime the
 //! library owns. The store calls stay synchronous: each blocks its caller on its requests.
 //!
-//! Configuration comes from the environment, as the AWS tools read it: `AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` / `AWS_DEFAULT_REGION`,
-//! `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`; an `http://` endpoint allows plain HTTP;
-//! requests are path-style), `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE`
-//! with the shared files (`aws_profile.rs`); [`RemoteOptions`] override all of it.
+//! Each back end's configuration (the environment as its users' tools read it, overridden by
+//! [`RemoteOptions`]) is in a file of its own: `s3.rs`, `azure.rs`, `gcs.rs`.
 
-use super::remote_options::RemoteOptions;
+use super::remote_options::{Backend, RemoteOptions};
 use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
-use super::{aws_profile, Consume, OpenMode, Produce, Store, ValueReader, Version};
+use super::{azure, gcs, s3, Consume, OpenMode, Produce, Store, ValueReader, Version};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use object_store::aws::AmazonS3Builder;
 use object_store::client::{HttpError, HttpErrorKind};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
-    PutPayload, RetryConfig, UpdateVersion, WriteMultipart,
+    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    UpdateVersion, WriteMultipart,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::Runtime;
 use tokio::sync::Semaphore;
-
-/// The client settings of a remote store: its timeouts, plain HTTP allowed when asked.
-fn client_options(options: &RemoteOptions, allow_http: bool) -> ClientOptions {
-    ClientOptions::new()
-        .with_allow_http(allow_http)
-        .with_timeout(options.timeout)
-        .with_connect_timeout(options.connect_timeout)
-}
-
-/// How a failed request is retried (5xx, 429, connection errors and timeouts, with exponential
-/// backoff from 100 ms): a few times within a bounded time, so that an unreachable server is
-/// an error within seconds rather than object_store's three minutes.
-fn retry_config(options: &RemoteOptions) -> RetryConfig {
-    RetryConfig {
-        max_retries: options.retries,
-        retry_timeout: options.retry_time,
-        ..Default::default()
-    }
-}
 
 /// Values from this size on are sent as multipart uploads.
 const MULTIPART_BYTES: usize = 32 << 20;
@@ -91,48 +69,78 @@ pub struct RemoteStore {
     conditional_writes: bool,
 }
 
+/// The back end of each URL scheme.
+const SCHEMES: [(&str, Backend); 8] = [
+    ("s3://", Backend::S3),
+    ("az://", Backend::Azure),
+    ("azure://", Backend::Azure),
+    ("abfs://", Backend::Azure),
+    ("abfss://", Backend::Azure),
+    ("gs://", Backend::Gcs),
+    ("http://", Backend::Http),
+    ("https://", Backend::Http),
+];
+
 /// Whether `location` names a remote store.
 pub fn is_remote(location: &str) -> bool {
-    ["s3://", "http://", "https://"]
+    SCHEMES
         .iter()
-        .any(|scheme| location.starts_with(scheme))
+        .any(|(scheme, _)| location.starts_with(scheme))
 }
 
 impl RemoteStore {
-    /// Opens `url` (`s3://bucket[/prefix]`, `http[s]://host[/path]`) with `options` over
-    /// what the environment and the AWS profile files say. Web servers are read-only.
+    /// Opens `url` (`s3://bucket[/prefix]`, `az://container[/prefix]`, `gs://bucket[/prefix]`,
+    /// `http[s]://host[/path]`) with `options` over what the environment says. Web servers are
+    /// read-only.
     pub fn open(url: &str, mode: OpenMode, options: &RemoteOptions) -> Result<RemoteStore> {
         let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
+        let (scheme, backend) = SCHEMES
+            .iter()
+            .find(|(scheme, _)| url.starts_with(scheme))
+            .ok_or_else(|| invalid("not an s3://, az://, gs://, http:// or https:// URL"))?;
+        options.check_backend(*backend, url)?;
+        let rest = &url[scheme.len()..];
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        match backend {
+            Backend::Azure if bucket.is_empty() => return Err(invalid("no container name")),
+            Backend::S3 | Backend::Gcs if bucket.is_empty() => {
+                return Err(invalid("no bucket name"))
+            }
+            _ => {}
+        }
         let counters = Arc::new(RequestCounters::default());
         let connector = || CountingConnector(counters.clone());
-        let built = if let Some(rest) = url.strip_prefix("s3://") {
-            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-            if bucket.is_empty() {
-                return Err(invalid("no bucket name"));
-            }
-            s3_builder(bucket, options)?
+        let built = match backend {
+            Backend::S3 => s3::builder(bucket, options)?
                 .with_http_connector(connector())
                 .build()
-                .map(|s| (Box::new(s) as Box<dyn ObjectStore>, prefix, false))
-        } else if url.starts_with("http://") || url.starts_with("https://") {
-            if mode != OpenMode::Read {
-                return Err(Error::Unsupported(format!(
-                    "writing to {url}: web servers are read-only (open it with mode \"r\")"
-                )));
-            }
-            HttpBuilder::new()
-                .with_url(url.trim_end_matches('/'))
-                .with_client_options(client_options(options, url.starts_with("http://")))
-                .with_retry(retry_config(options))
+                .map(boxed),
+            Backend::Azure => azure::builder(url, bucket, options)?
                 .with_http_connector(connector())
                 .build()
-                .map(|s| (Box::new(s) as Box<dyn ObjectStore>, "", true))
-        } else {
-            return Err(invalid("not an s3://, http:// or https:// URL"));
+                .map(boxed),
+            Backend::Gcs => gcs::builder(bucket, options)?
+                .with_http_connector(connector())
+                .build()
+                .map(boxed),
+            Backend::Http => {
+                if mode != OpenMode::Read {
+                    return Err(Error::Unsupported(format!(
+                        "writing to {url}: web servers are read-only (open it with mode \"r\")"
+                    )));
+                }
+                HttpBuilder::new()
+                    .with_url(url.trim_end_matches('/'))
+                    .with_client_options(options.client_options(url.starts_with("http://")))
+                    .with_retry(options.retry_config())
+                    .with_http_connector(connector())
+                    .build()
+                    .map(boxed)
+            }
         };
-        let (inner, prefix, http) =
-            built.map_err(|e| Error::InvalidArgument(format!("store URL {url:?}: {e}")))?;
-        let prefix = prefix.trim_matches('/');
+        let inner = built.map_err(|e| Error::InvalidArgument(format!("store URL {url:?}: {e}")))?;
+        let http = *backend == Backend::Http;
+        let prefix = if http { "" } else { prefix.trim_matches('/') };
         Ok(RemoteStore {
             inner,
             url: url.to_string(),
@@ -158,10 +166,12 @@ impl RemoteStore {
     }
 
     /// The error for a failed request on `key` (`what` the request: "reading", ...): refused
-    /// (401, 403), unreachable, timed out, unsupported, or any other I/O failure.
+    /// (401, 403), a missing bucket, unreachable, timed out, unsupported, or any other I/O
+    /// failure.
     fn failed(&self, what: &str, key: &str, e: object_store::Error) -> Error {
         let message = format!("{what} {:?} in {}: {e}", key, self.url);
         match e {
+            object_store::Error::NotFound { .. } if missing_bucket(&e) => Error::NotFound(message),
             object_store::Error::NotSupported { .. }
             | object_store::Error::NotImplemented { .. } => Error::Unsupported(message),
             object_store::Error::PermissionDenied { .. }
@@ -234,12 +244,13 @@ impl RemoteStore {
     }
 
     /// `Ok(None)` for a failed request that says the key is missing; an error when the bucket
-    /// is (S3 answers both with 404, telling them apart in the body) or for any other failure.
+    /// is (S3, GCS and Azure answer both with 404, telling them apart in the body) or for any
+    /// other failure.
     fn missing<T>(&self, key: &str, e: object_store::Error) -> Result<Option<T>> {
         match e {
-            object_store::Error::NotFound { .. } if e.to_string().contains("NoSuchBucket") => {
+            object_store::Error::NotFound { .. } if missing_bucket(&e) => {
                 Err(Error::NotFound(format!(
-                    "the bucket of {} does not exist (reading {key:?})",
+                    "the bucket (container) of {} does not exist (reading {key:?})",
                     self.url
                 )))
             }
@@ -267,6 +278,18 @@ impl RemoteStore {
     }
 }
 
+/// Whether a 404 says the bucket is missing: S3's and GCS's `NoSuchBucket`, Azure's
+/// `ContainerNotFound`.
+fn missing_bucket(e: &object_store::Error) -> bool {
+    let text = e.to_string();
+    text.contains("NoSuchBucket") || text.contains("ContainerNotFound")
+}
+
+/// A built client as the trait object the store keeps.
+fn boxed(store: impl ObjectStore) -> Box<dyn ObjectStore> {
+    Box::new(store)
+}
+
 /// What kind of transport failure `e` comes from, if any.
 fn http_error_kind(e: &(dyn std::error::Error + 'static)) -> Option<HttpErrorKind> {
     let mut cause = Some(e);
@@ -277,67 +300,6 @@ fn http_error_kind(e: &(dyn std::error::Error + 'static)) -> Option<HttpErrorKin
         cause = err.source();
     }
     None
-}
-
-/// The S3 client for `bucket`: the environment (`AWS_*`), then the AWS profile (`profile`
-/// option, else `AWS_PROFILE`, else `default`; its keys only when the environment has none or
-/// the profile was named in the options), then the explicit options.
-fn s3_builder(bucket: &str, options: &RemoteOptions) -> Result<AmazonS3Builder> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
-    let named = options.profile.clone().or_else(|| env("AWS_PROFILE"));
-    let profile = aws_profile::read(named.as_deref().unwrap_or("default"), named.is_some())?
-        .unwrap_or_default();
-    let use_profile_keys = options.profile.is_some() || env("AWS_ACCESS_KEY_ID").is_none();
-    let keys = match (&options.access_key_id, &options.secret_access_key) {
-        (Some(id), Some(secret)) => Some((id, secret, &options.session_token)),
-        _ => match (&profile.access_key_id, &profile.secret_access_key) {
-            (Some(id), Some(secret)) if use_profile_keys => {
-                Some((id, secret, &profile.session_token))
-            }
-            _ => None,
-        },
-    };
-    if let Some((id, secret, token)) = keys {
-        builder = builder
-            .with_access_key_id(id)
-            .with_secret_access_key(secret);
-        if let Some(token) = token {
-            builder = builder.with_token(token);
-        }
-    }
-    let region = options
-        .region
-        .clone()
-        .or_else(|| env("AWS_REGION"))
-        .or_else(|| env("AWS_DEFAULT_REGION"))
-        .or(profile.region);
-    if let Some(region) = region {
-        builder = builder.with_region(region);
-    }
-    let endpoint = options
-        .endpoint
-        .clone()
-        .or_else(|| env("AWS_ENDPOINT_URL_S3"))
-        .or_else(|| env("AWS_ENDPOINT_URL"))
-        .or_else(|| env("AWS_ENDPOINT"))
-        .or(profile.endpoint_url);
-    let allow_http = endpoint.as_ref().is_some_and(|e| e.starts_with("http://"));
-    if let Some(endpoint) = endpoint {
-        builder = builder.with_endpoint(endpoint);
-    }
-    let anonymous = options
-        .anonymous
-        .unwrap_or_else(|| env("AWS_NO_SIGN_REQUEST").is_some_and(|v| is_yes(&v)));
-    if anonymous {
-        builder = builder.with_skip_signature(true);
-    }
-    if let Some(virtual_hosted) = options.virtual_hosted_style {
-        builder = builder.with_virtual_hosted_style_request(virtual_hosted);
-    }
-    Ok(builder
-        .with_client_options(client_options(options, allow_http))
-        .with_retry(retry_config(options)))
 }
 
 /// The first error of work running in parallel: later ones are dropped.
@@ -362,10 +324,6 @@ impl FirstError {
             .unwrap_or_else(|p| p.into_inner())
             .map_or(Ok(()), Err)
     }
-}
-
-fn is_yes(value: &str) -> bool {
-    matches!(value.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
 }
 
 impl Store for RemoteStore {

@@ -1,14 +1,45 @@
 //! The settings of a remote store (`zarr_store_open_options`): a JSON object whose members
-//! override what the environment and the AWS profile files say. Unknown names are refused.
+//! override what the environment (and the AWS profile files) say. Unknown names are refused,
+//! and so are names the URL's back end does not read.
 
 use crate::error::{Error, Result};
+use object_store::{ClientOptions, RetryConfig};
 use serde_json::{Map, Value};
 use std::time::Duration;
+
+/// The back end a remote URL names, for the options it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `s3://`.
+    S3,
+    /// `az://`, `azure://`, `abfs[s]://`.
+    Azure,
+    /// `gs://`.
+    Gcs,
+    /// `http://`, `https://`.
+    Http,
+}
+
+impl Backend {
+    /// How its URLs begin, for messages.
+    pub fn schemes(self) -> &'static str {
+        match self {
+            Backend::S3 => "s3://",
+            Backend::Azure => "az://",
+            Backend::Gcs => "gs://",
+            Backend::Http => "http(s)://",
+        }
+    }
+}
 
 /// Settings of a remote store; every member is optional.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteOptions {
-    /// The S3 endpoint (`http://` allows plain HTTP); else `AWS_ENDPOINT_URL`.
+    /// The names the JSON object gave, for refusing those the back end does not read.
+    pub given: Vec<String>,
+    /// The service's URL (`http://` allows plain HTTP): S3's (else `AWS_ENDPOINT_URL`), Azure's
+    /// blob endpoint (as a connection string's `BlobEndpoint`), GCS's base URL (else
+    /// `STORAGE_EMULATOR_HOST`).
     pub endpoint: Option<String>,
     /// The S3 region; else `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's, `us-east-1`.
     pub region: Option<String>,
@@ -20,10 +51,25 @@ pub struct RemoteOptions {
     pub session_token: Option<String>,
     /// The AWS profile to read from the shared files; else `AWS_PROFILE`, else `default`.
     pub profile: Option<String>,
-    /// Unsigned requests (public buckets); else `AWS_NO_SIGN_REQUEST`.
+    /// Unsigned requests (public buckets and containers); else `AWS_NO_SIGN_REQUEST` (S3), or
+    /// `STORAGE_EMULATOR_HOST` being set (GCS).
     pub anonymous: Option<bool>,
-    /// Bucket in the host name rather than the path; path-style unless set.
+    /// S3: bucket in the host name rather than the path; path-style unless set.
     pub virtual_hosted_style: Option<bool>,
+    /// The Azure storage account; else `AZURE_STORAGE_ACCOUNT_NAME`, `AZURE_STORAGE_ACCOUNT`,
+    /// the connection string's.
+    pub account: Option<String>,
+    /// The Azure account's shared key; else `AZURE_STORAGE_ACCOUNT_KEY`, `AZURE_STORAGE_KEY`,
+    /// the connection string's.
+    pub account_key: Option<String>,
+    /// An Azure shared access signature (`sv=...&sig=...`); else `AZURE_STORAGE_SAS_TOKEN`.
+    pub sas_token: Option<String>,
+    /// Azure: talk to Azurite (account `devstoreaccount1` and its well-known key unless given,
+    /// endpoint `http://127.0.0.1:10000/devstoreaccount1`); else `AZURE_STORAGE_USE_EMULATOR`.
+    pub use_emulator: Option<bool>,
+    /// GCS: a service account's JSON key file; else `GOOGLE_SERVICE_ACCOUNT`,
+    /// `GOOGLE_APPLICATION_CREDENTIALS`.
+    pub service_account_path: Option<String>,
     /// Requests one call keeps in flight.
     pub requests_in_flight: usize,
     /// Whether a read-modify-write of a chunk or shard writes only if the value is still the
@@ -42,6 +88,7 @@ pub struct RemoteOptions {
 impl Default for RemoteOptions {
     fn default() -> Self {
         RemoteOptions {
+            given: Vec::new(),
             endpoint: None,
             region: None,
             access_key_id: None,
@@ -50,6 +97,11 @@ impl Default for RemoteOptions {
             profile: None,
             anonymous: None,
             virtual_hosted_style: None,
+            account: None,
+            account_key: None,
+            sas_token: None,
+            use_emulator: None,
+            service_account_path: None,
             requests_in_flight: 32,
             conditional_writes: true,
             timeout: Duration::from_secs(30),
@@ -60,23 +112,32 @@ impl Default for RemoteOptions {
     }
 }
 
-/// The names `from_json` takes.
-const NAMES: [&str; 14] = [
-    "endpoint",
-    "region",
-    "access_key_id",
-    "secret_access_key",
-    "session_token",
-    "profile",
-    "anonymous",
-    "virtual_hosted_style",
-    "requests_in_flight",
-    "conditional_writes",
-    "timeout_seconds",
-    "connect_timeout_seconds",
-    "retries",
-    "retry_seconds",
-];
+/// The names `from_json` takes, with the back ends that read each.
+const NAMES: [(&str, &[Backend]); 19] = {
+    use Backend::*;
+    const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
+    [
+        ("endpoint", &[S3, Azure, Gcs]),
+        ("region", &[S3]),
+        ("access_key_id", &[S3]),
+        ("secret_access_key", &[S3]),
+        ("session_token", &[S3]),
+        ("profile", &[S3]),
+        ("anonymous", &[S3, Azure, Gcs]),
+        ("conditional_writes", &[S3, Azure, Gcs]),
+        ("virtual_hosted_style", &[S3]),
+        ("account", &[Azure]),
+        ("account_key", &[Azure]),
+        ("sas_token", &[Azure]),
+        ("use_emulator", &[Azure]),
+        ("service_account_path", &[Gcs]),
+        ("requests_in_flight", ALL),
+        ("timeout_seconds", ALL),
+        ("connect_timeout_seconds", ALL),
+        ("retries", ALL),
+        ("retry_seconds", ALL),
+    ]
+};
 
 impl RemoteOptions {
     /// Reads the settings from a JSON object (`{}` or empty text: the defaults).
@@ -92,12 +153,14 @@ impl RemoteOptions {
                 "store options must be a JSON object, got {value}"
             )));
         };
-        if let Some(unknown) = map.keys().find(|k| !NAMES.contains(&k.as_str())) {
+        if let Some(unknown) = map.keys().find(|k| !NAMES.iter().any(|(n, _)| n == k)) {
+            let known: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
             return Err(Error::InvalidArgument(format!(
                 "unknown store option {unknown:?} (known: {})",
-                NAMES.join(", ")
+                known.join(", ")
             )));
         }
+        options.given = map.keys().cloned().collect();
         let get = Getter(&map);
         options.endpoint = get.text("endpoint")?;
         options.region = get.text("region")?;
@@ -107,6 +170,11 @@ impl RemoteOptions {
         options.profile = get.text("profile")?;
         options.anonymous = get.flag("anonymous")?;
         options.virtual_hosted_style = get.flag("virtual_hosted_style")?;
+        options.account = get.text("account")?;
+        options.account_key = get.text("account_key")?;
+        options.sas_token = get.text("sas_token")?;
+        options.use_emulator = get.flag("use_emulator")?;
+        options.service_account_path = get.text("service_account_path")?;
         if let Some(n) = get.count("requests_in_flight", 1, 1024)? {
             options.requests_in_flight = n;
         }
@@ -132,6 +200,52 @@ impl RemoteOptions {
         }
         Ok(options)
     }
+
+    /// Refuses the options `backend` does not read, naming the first and `url`.
+    pub fn check_backend(&self, backend: Backend, url: &str) -> Result<()> {
+        let foreign = NAMES.iter().find(|(name, readers)| {
+            self.given.iter().any(|g| g == name) && !readers.contains(&backend)
+        });
+        match foreign {
+            Some((name, readers)) => {
+                let schemes: Vec<&str> = readers.iter().map(|b| b.schemes()).collect();
+                Err(Error::InvalidArgument(format!(
+                    "store option {name:?} does not apply to {url} (only to {} stores)",
+                    schemes.join(", ")
+                )))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The HTTP client settings: the timeouts, plain HTTP allowed when asked.
+    pub fn client_options(&self, allow_http: bool) -> ClientOptions {
+        ClientOptions::new()
+            .with_allow_http(allow_http)
+            .with_timeout(self.timeout)
+            .with_connect_timeout(self.connect_timeout)
+    }
+
+    /// How a failed request is retried (5xx, 429, connection errors and timeouts, with
+    /// exponential backoff from 100 ms): a few times within a bounded time, so that an
+    /// unreachable server is an error within seconds rather than object_store's three minutes.
+    pub fn retry_config(&self) -> RetryConfig {
+        RetryConfig {
+            max_retries: self.retries,
+            retry_timeout: self.retry_time,
+            ..Default::default()
+        }
+    }
+}
+
+/// The environment variable `name`, unless unset or empty.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Whether an environment variable's value means yes (`yes`, `true`, `1`, any case).
+pub fn is_yes(value: &str) -> bool {
+    matches!(value.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
 }
 
 /// Typed reads of the option members, each error naming the member.
@@ -199,6 +313,24 @@ mod tests {
         assert_eq!((o.requests_in_flight, o.retries), (8, 0));
         assert_eq!(o.timeout, Duration::from_millis(2500));
         assert_eq!(o.anonymous, Some(true));
+        let azure = RemoteOptions::from_json(
+            r#"{"account": "acct", "account_key": "a2V5", "use_emulator": false,
+                "endpoint": "http://127.0.0.1:10000/acct", "service_account_path": "/k.json"}"#,
+        )
+        .unwrap();
+        assert_eq!(azure.account.as_deref(), Some("acct"));
+        assert_eq!(azure.use_emulator, Some(false));
+        match azure.check_backend(Backend::Azure, "az://c") {
+            Err(Error::InvalidArgument(m)) => {
+                assert!(
+                    m.contains("service_account_path") && m.contains("gs://"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(o.check_backend(Backend::S3, "s3://b").is_ok());
+        assert!(o.check_backend(Backend::Gcs, "gs://b").is_err());
         assert_eq!(
             RemoteOptions::from_json("").unwrap(),
             RemoteOptions::default()
@@ -208,6 +340,8 @@ mod tests {
             (r#"{"retries": -1}"#, "retries"),
             (r#"{"timeout_seconds": 0}"#, "timeout_seconds"),
             (r#"{"anonymous": "yes"}"#, "anonymous"),
+            (r#"{"sas_token": 1}"#, "sas_token"),
+            (r#"{"use_emulator": 1}"#, "use_emulator"),
             (r#"{"access_key_id": "AK"}"#, "secret_access_key"),
             (r#"["endpoint"]"#, "object"),
             ("{", "JSON"),
