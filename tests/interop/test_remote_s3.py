@@ -3,7 +3,6 @@
 and the reverse, for a v2 array, a v3 sharded array and a group, with consolidated metadata. Skipped without
 the server (LIBZARR_TEST_S3_ENDPOINT unset) unless LIBZARR_REMOTE_TESTS=required, as the test script sets it.
 """
-import json
 import os
 import socket
 import subprocess
@@ -25,6 +24,7 @@ if ENDPOINT is None:
 
 import libzarr  # noqa: E402
 from obstore.store import S3Store  # noqa: E402
+import remote_cases  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning")]
 KEY, SECRET = os.environ["LIBZARR_TEST_S3_KEY"], os.environ["LIBZARR_TEST_S3_SECRET"]
@@ -44,48 +44,16 @@ def prefix(name):
     return f"interop-{os.getpid()}-{name}"
 
 
-SHARDED = {"name": "sharding_indexed", "configuration": {
-    "chunk_shape": [8, 5], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                                      {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
-    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-    "index_location": "end"}}
-
-
-def data(shape, dtype):
-    return (np.arange(np.prod(shape)) * 3 - 500).reshape(shape).astype(dtype)
+def url(p):
+    return f"s3://{BUCKET}/{p}"
 
 
 def test_libzarr_reads_what_zarr_python_wrote():
-    p = prefix("zpy")
-    root = zarr.open_group(zpy_store(p), mode="w", zarr_format=3)
-    root.attrs["title"] = "from zarr-python"
-    v3 = root.create_array("sharded", shape=(37, 23), chunks=(16, 10), shards=(16, 10), dtype="int32",
-                           fill_value=-1, compressors=None)
-    v3[:30] = data((30, 23), "int32")
-    zarr.consolidate_metadata(zpy_store(p))
-    with libzarr.open_store(f"s3://{BUCKET}/{p}", "r") as store, store.open_array("sharded") as arr:
-        got = arr.read()
-        assert (got[:30] == data((30, 23), "int32")).all() and (got[30:] == -1).all()
-    v2 = zarr.open_array(zpy_store(p + "-v2"), mode="w", shape=(50,), chunks=(7,), dtype="<f8", zarr_format=2,
-                         fill_value=0.5)
-    v2[:40] = data((40,), "<f8")
-    with libzarr.open_store(f"s3://{BUCKET}/{p}-v2", "r") as store, store.open_array("") as arr:
-        got = arr.read()
-        assert (got[:40] == data((40,), "<f8")).all() and (got[40:] == 0.5).all()
+    remote_cases.libzarr_reads_what_zarr_python_wrote(zpy_store, url, prefix("zpy"))
 
 
 def test_zarr_python_reads_what_libzarr_wrote():
-    p = prefix("lz")
-    doc = {"zarr_format": 3, "node_type": "array", "shape": [37, 23], "data_type": "int16", "fill_value": 7,
-           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 10]}}, "codecs": [SHARDED]}
-    with libzarr.open_store(f"s3://{BUCKET}/{p}", "w") as store:
-        store.create_group_format("", 3)
-        with store.create_array("grp/sharded", json.dumps(doc)) as arr:
-            arr.write(data((20, 23), "int16"))
-        store.consolidate()
-    z = zarr.open_group(zpy_store(p, read_only=True), mode="r")
-    got = z["grp/sharded"][...]
-    assert (got[:20] == data((20, 23), "int16")).all() and (got[20:] == 7).all()
+    remote_cases.zarr_python_reads_what_libzarr_wrote(zpy_store, url, prefix("lz"))
 
 
 def test_wrong_secret_is_an_error_naming_the_url_and_status(tmp_path):

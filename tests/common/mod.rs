@@ -1,0 +1,104 @@
+//! Helpers the remote-store tests share: the servers `scripts/servers.sh` starts, test data,
+//! and the checks every back end goes through.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::sync::Arc;
+use zarr::{consolidated, Array, Error, Group, OpenMode, StoreHandle};
+
+/// The value of the variable `name` that `scripts/servers.sh` exports; `None` to skip, a panic
+/// when `LIBZARR_REMOTE_TESTS` is `required`.
+pub fn server(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(value) => Some(value),
+        Err(_) if std::env::var("LIBZARR_REMOTE_TESTS").as_deref() == Ok("required") => {
+            panic!("{name} is not set: start the servers (scripts/servers.sh)")
+        }
+        Err(_) => {
+            eprintln!("skipped: {name} is not set (scripts/test.sh starts the servers)");
+            None
+        }
+    }
+}
+
+/// The variable `name`, which must be set.
+pub fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"))
+}
+
+/// The values written: `i * 7 - 1000` as native-endian `i32`.
+pub fn values(n: usize) -> Vec<u8> {
+    (0..n as i32)
+        .flat_map(|v| (v * 7 - 1000).to_ne_bytes())
+        .collect()
+}
+
+/// A zstd-compressed v2 array.
+pub const V2: &str = r#"{"zarr_format": 2, "shape": [40, 30], "chunks": [16, 16], "dtype": "<i4",
+    "compressor": {"id": "zstd", "level": 1}, "fill_value": -1, "filters": null, "order": "C"}"#;
+/// A sharded v3 array.
+pub const V3_SHARDED: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [40, 30],
+    "data_type": "int32", "fill_value": -1,
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [20, 16]}},
+    "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [5, 8],
+        "codecs": [{"name": "bytes"}, {"name": "zstd"}]}}]}"#;
+
+/// Writes a box, reads back the whole array (the rest is the fill value) and a box across
+/// chunks.
+pub fn round_trip(store: &Arc<StoreHandle>, path: &str, document: &str) {
+    let array = Array::create(store.clone(), path, document).unwrap();
+    array
+        .write_region(&[0, 0], &[30, 30], &values(900))
+        .unwrap();
+    let reopened = Array::open(store.clone(), path).unwrap();
+    let mut all = vec![0u8; 40 * 30 * 4];
+    reopened.read_region(&[0, 0], &[40, 30], &mut all).unwrap();
+    assert_eq!(&all[..900 * 4], &values(900)[..], "{path}");
+    assert!(
+        all[900 * 4..].chunks(4).all(|v| v == (-1i32).to_ne_bytes()),
+        "{path}: fill"
+    );
+    let mut part = vec![0u8; 10 * 12 * 4];
+    reopened
+        .read_region(&[13, 9], &[10, 12], &mut part)
+        .unwrap();
+    let expected: Vec<u8> = (13..23)
+        .flat_map(|r| (9..21).map(move |c| r * 30 + c))
+        .flat_map(|i: i32| (i * 7 - 1000).to_ne_bytes())
+        .collect();
+    assert_eq!(part, expected, "{path}: box");
+}
+
+/// Arrays (v2 and v3 sharded) in groups at `url`, listed, consolidated, read back through a
+/// read-only handle (which refuses writes), then a group deleted.
+pub fn hierarchy(url: &str) {
+    let store = StoreHandle::open(url, OpenMode::Write).unwrap();
+    Group::create(store.clone(), "").unwrap();
+    round_trip(&store, "grp/v2", V2);
+    round_trip(&store, "v3/sharded", V3_SHARDED);
+    let members = Group::open(store.clone(), "grp")
+        .unwrap()
+        .members()
+        .unwrap();
+    assert_eq!(
+        format!("{members:?}").matches("v2").count(),
+        1,
+        "{members:?}"
+    );
+    consolidated::consolidate(&store).unwrap();
+
+    let reader = StoreHandle::open(url, OpenMode::Read).unwrap();
+    assert!(
+        consolidated::load(&reader).unwrap(),
+        "consolidated metadata found"
+    );
+    let array = Array::open(reader.clone(), "v3/sharded").unwrap();
+    let mut all = vec![0u8; 40 * 30 * 4];
+    array.read_region(&[0, 0], &[40, 30], &mut all).unwrap();
+    assert_eq!(&all[..900 * 4], &values(900)[..]);
+    match array.write_region(&[0, 0], &[1, 1], &[0; 4]) {
+        Err(Error::ReadOnly(_)) => {}
+        other => panic!("a read-only store wrote: {other:?}"),
+    }
+    zarr::hierarchy::delete_node(&store, "grp").unwrap();
+    assert!(Group::open(store.clone(), "grp").is_err());
+}
