@@ -186,3 +186,14 @@ fn gcs_options_are_checked_before_any_request() {
         }
     }
 }
+
+#[test]
+fn azure_writers_in_other_processes_sharing_chunks_lose_nothing() {
+    if azure().is_none() {
+        return;
+    }
+    common::writers_sharing_chunks_lose_nothing(
+        "azure_writers_in_other_processes_sharing_chunks_lose_nothing",
+        || container_prefix("shared-chunks"),
+    );
+}

@@ -102,3 +102,106 @@ pub fn hierarchy(url: &str) {
     zarr::hierarchy::delete_node(&store, "grp").unwrap();
     assert!(Group::open(store.clone(), "grp").is_err());
 }
+
+const WRITERS: usize = 4;
+const ROUNDS: i32 = 40;
+
+/// One writer process of `s3_writers_in_other_processes_sharing_chunks_lose_nothing`: writes
+/// its own column of each array, `ROUNDS` times, with the round in the values.
+fn shared_chunk_writer(url: &str, column: usize) {
+    let store = StoreHandle::open(url, OpenMode::Write).unwrap();
+    for path in ["v2", "v3"] {
+        let array = Array::open(store.clone(), path).unwrap();
+        for round in 0..ROUNDS {
+            let value = round * 100 + column as i32;
+            let data = value.to_ne_bytes().repeat(8);
+            array
+                .write_region(&[0, column as u64], &[8, 1], &data)
+                .unwrap();
+        }
+    }
+    let stats = store.request_stats().unwrap();
+    println!(
+        "writer {column}: {} requests, {} conflicts (another writer was first)",
+        stats.requests, stats.conflicts
+    );
+}
+
+/// The test `test` (of the calling test binary): `WRITERS` processes (the binary run again,
+/// as a writer of its own column) write disjoint parts of the same chunk (v2) and shard (v3)
+/// of arrays at `url()` at once, `ROUNDS` times each; at the end every column holds its
+/// writer's last values.
+pub fn writers_sharing_chunks_lose_nothing(test: &str, url: impl FnOnce() -> String) {
+    if let (Ok(url), Ok(column)) = (
+        std::env::var("LIBZARR_TEST_WRITER_URL"),
+        std::env::var("LIBZARR_TEST_WRITER_COLUMN"),
+    ) {
+        return shared_chunk_writer(&url, column.parse().unwrap());
+    }
+    let url = url();
+    let store = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    let shape = format!(r#""shape": [8, {WRITERS}]"#);
+    Array::create(
+        store.clone(),
+        "v2",
+        &format!(
+            r#"{{"zarr_format": 2, {shape}, "chunks": [8, {WRITERS}], "dtype": "<i4",
+            "compressor": null, "fill_value": -1, "filters": null, "order": "C"}}"#
+        ),
+    )
+    .unwrap();
+    Array::create(
+        store.clone(),
+        "v3",
+        &format!(
+            r#"{{"zarr_format": 3, "node_type": "array", {shape}, "data_type": "int32",
+            "fill_value": -1,
+            "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [8, {WRITERS}]}}}},
+            "codecs": [{{"name": "sharding_indexed", "configuration": {{"chunk_shape": [4, 2],
+                "codecs": [{{"name": "bytes"}}, {{"name": "zstd"}}]}}}}]}}"#
+        ),
+    )
+    .unwrap();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|column| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args([test, "--exact", "--nocapture", "--test-threads=1"])
+                .env("LIBZARR_TEST_WRITER_URL", &url)
+                .env("LIBZARR_TEST_WRITER_COLUMN", column.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect::<Vec<_>>();
+    for writer in writers {
+        let output = writer.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for line in text
+            .lines()
+            .filter_map(|l| l.find("writer ").map(|i| &l[i..]))
+        {
+            eprintln!("{line}");
+        }
+    }
+    for path in ["v2", "v3"] {
+        let array = Array::open(store.clone(), path).unwrap();
+        let mut all = vec![0u8; 8 * WRITERS * 4];
+        array
+            .read_region(&[0, 0], &[8, WRITERS as u64], &mut all)
+            .unwrap();
+        let got: Vec<i32> = all
+            .chunks(4)
+            .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        let expected: Vec<i32> = (0..8 * WRITERS)
+            .map(|i| (ROUNDS - 1) * 100 + (i % WRITERS) as i32)
+            .collect();
+        assert_eq!(got, expected, "{path}: a writer's last values were lost");
+    }
+}
