@@ -400,15 +400,47 @@ impl Array {
     pub(super) fn read_stored_chunks(&self, chunks: Vec<ChunkRef>, f: ReadChunk) -> Result<()> {
         let layout = self.shard_layout();
         let single = chunks.len() == 1;
-        let shards = layout.by_shard(chunks);
+        let mut shards = layout.by_shard(chunks);
+        let top = &layout.levels[0];
+        if self.store.kind() == StoreKind::Remote {
+            // Shards read whole are fetched whole, many at once, each decoded on the pool as
+            // it arrives; the others are opened one by one for the parts they need.
+            let whole: Vec<_>;
+            (whole, shards) = shards
+                .into_iter()
+                .partition(|(_, chunks)| chunks.len() as u64 == layout.chunks_per_shard);
+            let keys: Vec<String> = whole
+                .iter()
+                .map(|(shard, _)| self.chunk_key(shard))
+                .collect();
+            self.store
+                .get_many(whole.len(), &|i| keys[i].clone(), &|i, raw| {
+                    let chunks = &whole[i].1;
+                    let Some(raw) = raw else {
+                        return for_each(chunks, |(id, coords)| f(*id, coords, None));
+                    };
+                    let name = format!("shard {:?}", keys[i]);
+                    match top.whole.is_identity() {
+                        true => self.read_level(0, Region::Memory(raw), &name, chunks, f),
+                        false => {
+                            let decoded = top.decode_whole(raw, &name)?;
+                            self.read_level(0, Region::Memory(&decoded), &name, chunks, f)
+                        }
+                    }
+                })?;
+        }
         let read_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
             let key = self.chunk_key(shard);
             let name = format!("shard {key:?}");
-            let Some(reader) = self.store.open_value(&key)? else {
+            // The first request fetches the index at the end (with the value's length).
+            let tail = match top.at_start || !top.whole.is_identity() {
+                true => 0,
+                false => top.index_len() as u64,
+            };
+            let Some(reader) = self.store.open_value_tail(&key, tail)? else {
                 return for_each(chunks, |(id, coords)| f(*id, coords, None));
             };
             let len = reader.len();
-            let top = &layout.levels[0];
             if top.whole.is_identity() {
                 let region = Region::Stored {
                     value: &*reader,

@@ -46,6 +46,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
         Ok(self.get(key)?.map(|v| Box::new(v) as Box<dyn ValueReader>))
     }
+    /// [`Store::open_value`] for a value whose caller reads its last `tail` bytes first (a
+    /// shard's index; 0: no hint): a store on a network fetches those with the value's
+    /// length.
+    fn open_value_tail(&self, key: &str, tail: u64) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        let _ = tail;
+        self.open_value(key)
+    }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
         Ok(self.get(key)?.is_some())
@@ -477,6 +484,16 @@ impl StoreHandle {
             Some(answer) => Ok(answer.map(|v| Box::new(v) as Box<dyn ValueReader>)),
             None => self.backend.open_value(key),
         }
+    }
+
+    /// Opens the chunk value under `key` whose last `tail` bytes are read first (see
+    /// [`Store::open_value_tail`]); `None` if missing.
+    pub fn open_value_tail(
+        &self,
+        key: &str,
+        tail: u64,
+    ) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        self.backend.open_value_tail(key, tail)
     }
 
     /// Fetches many chunk values at once (see [`Store::get_many`]); metadata is not fetched

@@ -30,6 +30,14 @@ const PART_BYTES: usize = 8 << 20;
 /// Parts of one multipart upload in flight at once.
 const PARTS_IN_FLIGHT: usize = 4;
 
+/// The least of a value's end the first request of a partial read fetches, however small
+/// the part the caller reads first.
+const MIN_TAIL: u64 = 64 << 10;
+/// Parts of a value to prefetch less than this apart are fetched in one request...
+const MERGE_GAP: u64 = 64 << 10;
+/// ... unless that request would be longer than this.
+const MERGED_MAX: u64 = 16 << 20;
+
 /// How much of a value's end the first request of a partial read fetches: a shard's index
 /// (at its end, as zarr-python writes it) and small values in one request.
 const TAIL: u64 = 1 << 20;
@@ -426,9 +434,16 @@ impl Store for RemoteStore {
     }
 
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        self.open_value_tail(key, TAIL)
+    }
+
+    fn open_value_tail(&self, key: &str, tail: u64) -> Result<Option<Box<dyn ValueReader + '_>>> {
         let path = self.path(key);
         let options = GetOptions {
-            range: Some(GetRange::Suffix(TAIL)),
+            range: Some(GetRange::Suffix(match tail {
+                0 => TAIL,
+                tail => tail.max(MIN_TAIL),
+            })),
             ..Default::default()
         };
         let got = self.block_on(async {
@@ -585,6 +600,14 @@ struct RemoteValue<'a> {
 }
 
 impl RemoteValue<'_> {
+    /// Whether a prefetched part holds `[start, end)` whole.
+    fn is_prefetched(&self, start: u64, end: u64) -> bool {
+        let fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
+        fetched
+            .iter()
+            .any(|(at, bytes)| *at <= start && end <= at + bytes.len() as u64)
+    }
+
     /// Copies `[offset, offset + buf.len())` from a prefetched part holding it whole.
     fn copy_prefetched(&self, offset: u64, buf: &mut [u8]) -> bool {
         let fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
@@ -644,24 +667,40 @@ impl ValueReader for RemoteValue<'_> {
         Ok(())
     }
 
-    /// Fetches the parts not in the tail with object_store's `get_ranges`: ranges less than
-    /// 1 MiB apart merged into one request, up to 10 requests at once.
+    /// Fetches the parts not in the tail nor fetched yet: parts less than [`MERGE_GAP`]
+    /// apart in one request (up to [`MERGED_MAX`]), the requests all at once (up to the
+    /// store's requests in flight).
     fn prefetch(&self, parts: &[(u64, u64)]) -> Result<()> {
-        let ranges: Vec<std::ops::Range<u64>> = parts
+        let mut wanted: Vec<(u64, u64)> = parts
             .iter()
-            .filter(|&&(offset, _)| offset < self.tail_start)
-            .map(|&(offset, n)| offset..(offset + n).min(self.len))
-            .filter(|r| !r.is_empty())
+            .map(|&(offset, n)| (offset, (offset + n).min(self.tail_start)))
+            .filter(|&(start, end)| start < end && !self.is_prefetched(start, end))
             .collect();
+        wanted.sort_unstable();
+        let mut ranges: Vec<std::ops::Range<u64>> = Vec::new();
+        for (start, end) in wanted {
+            match ranges.last_mut() {
+                Some(last) if start <= last.end + MERGE_GAP && end - last.start <= MERGED_MAX => {
+                    last.end = last.end.max(end)
+                }
+                _ => ranges.push(start..end),
+            }
+        }
         if ranges.is_empty() {
             return Ok(());
         }
-        let got = self
-            .store
-            .block_on(self.store.inner.get_ranges(&self.path, &ranges))?
-            .map_err(|e| self.store.failed("reading", &self.key, e))?;
+        let got = self.store.block_on(
+            futures::stream::iter(ranges)
+                .map(|r| async move {
+                    let bytes = self.store.inner.get_range(&self.path, r.clone()).await?;
+                    Ok::<_, object_store::Error>((r.start, bytes))
+                })
+                .buffer_unordered(self.store.requests_in_flight)
+                .try_collect::<Vec<_>>(),
+        )?;
+        let got = got.map_err(|e| self.store.failed("reading", &self.key, e))?;
         let mut fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
-        fetched.extend(ranges.iter().map(|r| r.start).zip(got));
+        fetched.extend(got);
         Ok(())
     }
 }
