@@ -36,7 +36,7 @@ pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
     node_with_document(store, path).map(|(node, _)| node)
 }
 
-/// [`node`] with the bytes of the document that says so (`None` for nothing). A v2 node the
+/// [`node`] with the bytes of the document that says so (`None` for nothing). A node the
 /// consolidated metadata in use holds is found without a request; otherwise `zarr.json` and
 /// `.zarray` are asked for together, then `.zgroup`.
 fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<Vec<u8>>)> {
@@ -53,10 +53,13 @@ fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<V
         }
     }
     let v3 = path::join(path, ZARR_JSON);
-    let [v3_bytes, zarray_bytes]: [Option<Vec<u8>>; 2] = store
-        .get_all(&[v3.clone(), zarray.clone()])?
-        .try_into()
-        .expect("two values for two keys");
+    let [v3_bytes, zarray_bytes]: [Option<Vec<u8>>; 2] = match store.consolidated_holds(&v3) {
+        true => [store.get(&v3)?, None],
+        false => store
+            .get_all(&[v3.clone(), zarray.clone()])?
+            .try_into()
+            .expect("two values for two keys"),
+    };
     if let Some(bytes) = v3_bytes {
         let doc = JsonDocument::parse(&bytes, &v3)?;
         let kind = match metadata::node_type(&doc, &v3)? {

@@ -80,6 +80,10 @@ pub(super) struct ShardLayout {
 /// A shard's index: `(offset, length)` of each sub-chunk in index order, `None` where empty.
 type ShardIndex = Vec<Option<(u64, u64)>>;
 
+/// How many shards a read opens together (on a remote store: their first requests in flight
+/// at once).
+const OPEN_BATCH: usize = 64;
+
 /// Where a shard's bytes are: a range of a stored value read on demand, or in memory.
 #[derive(Clone, Copy)]
 enum Region<'a> {
@@ -429,33 +433,57 @@ impl Array {
                     }
                 })?;
         }
-        let read_shard = |(shard, chunks): &(Vec<u64>, Vec<ChunkRef>)| -> Result<()> {
-            let key = self.chunk_key(shard);
-            let name = format!("shard {key:?}");
-            // The first request fetches the index at the end (with the value's length).
-            let tail = match top.at_start || !top.whole.is_identity() {
-                true => 0,
-                false => top.index_len() as u64,
-            };
-            let Some(reader) = self.store.open_value_tail(&key, tail)? else {
-                return for_each(chunks, |(id, coords)| f(*id, coords, None));
-            };
-            let len = reader.len();
-            if top.whole.is_identity() {
-                let region = Region::Stored {
-                    value: &*reader,
-                    base: 0,
-                    len,
+        // The first request for a shard fetches its index at the end (with the value's length)
+        // and, on a remote store, the parts the chunks read need, for a batch of shards at
+        // once; the shards are then read in parallel.
+        let simple = !top.at_start && top.whole.is_identity();
+        let tail = if simple { top.index_len() as u64 } else { 0 };
+        for batch in shards.chunks(OPEN_BATCH) {
+            let keys: Vec<String> = batch
+                .iter()
+                .map(|(shard, _)| self.chunk_key(shard))
+                .collect();
+            let parts = |i: usize, tail: &[u8], len: u64| -> Vec<(u64, u64)> {
+                let Some(at) = tail.len().checked_sub(top.index_len()).filter(|_| simple) else {
+                    return Vec::new();
                 };
-                return self.read_level(0, region, &name, chunks, f);
-            }
-            let raw = with_stored_buffer(len as usize, &name, |buf| {
-                reader.read_exact_at(0, buf).map_err(|e| e.context(&name))?;
-                top.decode_whole(buf, &name)
-            })?;
-            self.read_level(0, Region::Memory(&raw), &name, chunks, f)
-        };
-        run_unless_single(single, || for_each(&shards, read_shard))
+                // A bad index is reported when the shard is read.
+                let Ok(index) = top.decode_index(&tail[at..], len, &keys[i]) else {
+                    return Vec::new();
+                };
+                let chunks = &batch[i].1;
+                chunks
+                    .iter()
+                    .filter_map(|(_, coords)| index[layout.position(0, coords)])
+                    .collect()
+            };
+            let readers = self
+                .store
+                .open_many(batch.len(), &|i| keys[i].clone(), tail, &parts)?;
+            let read_shard = |i: &usize| -> Result<()> {
+                let (chunks, name) = (&batch[*i].1, format!("shard {:?}", keys[*i]));
+                let Some(reader) = &readers[*i] else {
+                    return for_each(chunks, |(id, coords)| f(*id, coords, None));
+                };
+                let len = reader.len();
+                if top.whole.is_identity() {
+                    let region = Region::Stored {
+                        value: &**reader,
+                        base: 0,
+                        len,
+                    };
+                    return self.read_level(0, region, &name, chunks, f);
+                }
+                let raw = with_stored_buffer(len as usize, &name, |buf| {
+                    reader.read_exact_at(0, buf).map_err(|e| e.context(&name))?;
+                    top.decode_whole(buf, &name)
+                })?;
+                self.read_level(0, Region::Memory(&raw), &name, chunks, f)
+            };
+            let indices: Vec<usize> = (0..batch.len()).collect();
+            run_unless_single(single, || for_each(&indices, read_shard))?;
+        }
+        Ok(())
     }
 
     /// Reads the chunks under the shard of `level` in `region`.

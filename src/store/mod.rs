@@ -53,6 +53,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         let _ = tail;
         self.open_value(key)
     }
+    /// Opens the values under `key(0)`, ..., `key(count - 1)` (`None`: missing) as
+    /// [`Store::open_value_tail`] does; `parts(i, tail bytes, value length)` says from the
+    /// tail fetched first which `(offset, length)` parts of value `i` will be read next
+    /// (a shard's inner chunks, from its index). A store on a network fetches the tails and
+    /// then those parts for all the values at once; the others open them one by one.
+    fn open_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        tail: u64,
+        parts: &Parts,
+    ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
+        let _ = parts;
+        (0..count)
+            .map(|i| self.open_value_tail(&key(i), tail))
+            .collect()
+    }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
         Ok(self.get(key)?.is_some())
@@ -176,6 +193,9 @@ const UPDATE_ATTEMPTS: u32 = 16;
 /// What [`Store::get_many`] does with each value it fetched: `(index, value)`, `None` for a
 /// missing key.
 pub type Consume<'a> = dyn Fn(usize, Option<&[u8]>) -> Result<()> + Sync + 'a;
+
+/// What [`Store::open_many`] asks of each value's tail: the parts to fetch next.
+pub type Parts<'a> = dyn Fn(usize, &[u8], u64) -> Vec<(u64, u64)> + Sync + 'a;
 
 /// What [`Store::set_many`] asks for each index: the key and its new value (`None`: erase
 /// it), or nothing to store.
@@ -484,6 +504,17 @@ impl StoreHandle {
             Some(answer) => Ok(answer.map(|v| Box::new(v) as Box<dyn ValueReader>)),
             None => self.backend.open_value(key),
         }
+    }
+
+    /// Opens many chunk values at once (see [`Store::open_many`]).
+    pub fn open_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        tail: u64,
+        parts: &Parts,
+    ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
+        self.backend.open_many(count, key, tail, parts)
     }
 
     /// Opens the chunk value under `key` whose last `tail` bytes are read first (see

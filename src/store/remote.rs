@@ -8,7 +8,7 @@
 
 use super::remote_options::{Backend, RemoteOptions};
 use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
-use super::{azure, gcs, s3, Consume, OpenMode, Produce, Store, ValueReader, Version};
+use super::{azure, gcs, s3, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
@@ -29,6 +29,9 @@ const MULTIPART_BYTES: usize = 32 << 20;
 const PART_BYTES: usize = 8 << 20;
 /// Parts of one multipart upload in flight at once.
 const PARTS_IN_FLIGHT: usize = 4;
+/// Requests for the parts of one value in flight at once when many values are opened
+/// together ([`Store::open_many`]).
+const PARTS_PER_VALUE: usize = 4;
 
 /// The least of a value's end the first request of a partial read fetches, however small
 /// the part the caller reads first.
@@ -251,6 +254,42 @@ impl RemoteStore {
         }
     }
 
+    /// Opens `key` for partial reads: one request fetches its last `tail` bytes (0: [`TAIL`];
+    /// at least [`MIN_TAIL`]) and its length.
+    async fn open_tail(&self, key: &str, tail: u64) -> Result<Option<RemoteValue<'_>>> {
+        let path = self.path(key);
+        let options = GetOptions {
+            range: Some(GetRange::Suffix(match tail {
+                0 => TAIL,
+                tail => tail.max(MIN_TAIL),
+            })),
+            ..Default::default()
+        };
+        let got = async {
+            let result = match self.inner.get_opts(&path, options).await {
+                Err(e @ object_store::Error::NotFound { .. }) => return Err(e),
+                // An empty value has no suffix to ask for: fetch it whole.
+                Err(_) => self.inner.get(&path).await?,
+                Ok(result) => result,
+            };
+            let (len, start) = (result.meta.size, result.range.start);
+            result.bytes().await.map(|tail| (len, start, tail))
+        };
+        let (len, tail_start, tail) = match got.await {
+            Ok(got) => got,
+            Err(e) => return self.missing(key, e),
+        };
+        Ok(Some(RemoteValue {
+            store: self,
+            key: key.to_string(),
+            path,
+            len,
+            tail_start,
+            tail,
+            fetched: Mutex::new(Vec::new()),
+        }))
+    }
+
     /// `Ok(None)` for a failed request that says the key is missing; an error when the bucket
     /// is (S3, GCS and Azure answer both with 404, telling them apart in the body) or for any
     /// other failure.
@@ -438,37 +477,31 @@ impl Store for RemoteStore {
     }
 
     fn open_value_tail(&self, key: &str, tail: u64) -> Result<Option<Box<dyn ValueReader + '_>>> {
-        let path = self.path(key);
-        let options = GetOptions {
-            range: Some(GetRange::Suffix(match tail {
-                0 => TAIL,
-                tail => tail.max(MIN_TAIL),
-            })),
-            ..Default::default()
-        };
-        let got = self.block_on(async {
-            let result = match self.inner.get_opts(&path, options).await {
-                Err(e @ object_store::Error::NotFound { .. }) => return Err(e),
-                // An empty value has no suffix to ask for: fetch it whole.
-                Err(_) => self.inner.get(&path).await?,
-                Ok(result) => result,
-            };
-            let (len, start) = (result.meta.size, result.range.start);
-            result.bytes().await.map(|tail| (len, start, tail))
-        })?;
-        let (len, tail_start, tail) = match got {
-            Ok(got) => got,
-            Err(e) => return self.missing(key, e),
-        };
-        Ok(Some(Box::new(RemoteValue {
-            store: self,
-            key: key.to_string(),
-            path,
-            len,
-            tail_start,
-            tail,
-            fetched: Mutex::new(Vec::new()),
-        })))
+        let opened = self.block_on(self.open_tail(key, tail))??;
+        Ok(opened.map(|value| Box::new(value) as Box<dyn ValueReader>))
+    }
+
+    fn open_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        tail: u64,
+        parts: &Parts,
+    ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
+        let opened = self.block_on(
+            futures::stream::iter(0..count)
+                .map(|i| async move {
+                    let Some(value) = self.open_tail(&key(i), tail).await? else {
+                        return Ok(None);
+                    };
+                    let wanted = parts(i, &value.tail, value.len);
+                    value.fetch_parts(&wanted, PARTS_PER_VALUE).await?;
+                    Ok(Some(Box::new(value) as Box<dyn ValueReader>))
+                })
+                .buffered(self.requests_in_flight)
+                .try_collect::<Vec<_>>(),
+        )?;
+        opened
     }
 
     fn value_len(&self, key: &str) -> Result<Option<u64>> {
@@ -600,6 +633,38 @@ struct RemoteValue<'a> {
 }
 
 impl RemoteValue<'_> {
+    /// Fetches the `(offset, length)` parts not in the tail nor fetched yet: parts less than
+    /// [`MERGE_GAP`] apart in one request (up to [`MERGED_MAX`]), `requests` at once.
+    async fn fetch_parts(&self, parts: &[(u64, u64)], requests: usize) -> Result<()> {
+        let mut wanted: Vec<(u64, u64)> = parts
+            .iter()
+            .map(|&(offset, n)| (offset, offset.saturating_add(n).min(self.tail_start)))
+            .filter(|&(start, end)| start < end && !self.is_prefetched(start, end))
+            .collect();
+        wanted.sort_unstable();
+        let mut ranges: Vec<std::ops::Range<u64>> = Vec::new();
+        for (start, end) in wanted {
+            match ranges.last_mut() {
+                Some(last) if start <= last.end + MERGE_GAP && end - last.start <= MERGED_MAX => {
+                    last.end = last.end.max(end)
+                }
+                _ => ranges.push(start..end),
+            }
+        }
+        let got = futures::stream::iter(ranges)
+            .map(|r| async move {
+                let bytes = self.store.inner.get_range(&self.path, r.clone()).await?;
+                Ok::<_, object_store::Error>((r.start, bytes))
+            })
+            .buffer_unordered(requests)
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|e| self.store.failed("reading", &self.key, e))?;
+        let mut fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
+        fetched.extend(got);
+        Ok(())
+    }
+
     /// Whether a prefetched part holds `[start, end)` whole.
     fn is_prefetched(&self, start: u64, end: u64) -> bool {
         let fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
@@ -667,40 +732,9 @@ impl ValueReader for RemoteValue<'_> {
         Ok(())
     }
 
-    /// Fetches the parts not in the tail nor fetched yet: parts less than [`MERGE_GAP`]
-    /// apart in one request (up to [`MERGED_MAX`]), the requests all at once (up to the
-    /// store's requests in flight).
+    /// Fetches the parts not in the tail nor fetched yet (see [`RemoteValue::fetch_parts`]).
     fn prefetch(&self, parts: &[(u64, u64)]) -> Result<()> {
-        let mut wanted: Vec<(u64, u64)> = parts
-            .iter()
-            .map(|&(offset, n)| (offset, (offset + n).min(self.tail_start)))
-            .filter(|&(start, end)| start < end && !self.is_prefetched(start, end))
-            .collect();
-        wanted.sort_unstable();
-        let mut ranges: Vec<std::ops::Range<u64>> = Vec::new();
-        for (start, end) in wanted {
-            match ranges.last_mut() {
-                Some(last) if start <= last.end + MERGE_GAP && end - last.start <= MERGED_MAX => {
-                    last.end = last.end.max(end)
-                }
-                _ => ranges.push(start..end),
-            }
-        }
-        if ranges.is_empty() {
-            return Ok(());
-        }
-        let got = self.store.block_on(
-            futures::stream::iter(ranges)
-                .map(|r| async move {
-                    let bytes = self.store.inner.get_range(&self.path, r.clone()).await?;
-                    Ok::<_, object_store::Error>((r.start, bytes))
-                })
-                .buffer_unordered(self.store.requests_in_flight)
-                .try_collect::<Vec<_>>(),
-        )?;
-        let got = got.map_err(|e| self.store.failed("reading", &self.key, e))?;
-        let mut fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
-        fetched.extend(got);
-        Ok(())
+        let requests = self.store.requests_in_flight;
+        self.store.block_on(self.fetch_parts(parts, requests))?
     }
 }
