@@ -1,5 +1,6 @@
 //! numcodecs `Blosc`: c-blosc 1.x frames, through its thread-safe `*_ctx` functions only.
 
+use super::blosc_frame;
 use super::config::Config;
 use super::{Codec, CodecContext};
 use crate::error::{try_alloc_zeroed, Error, Result};
@@ -142,6 +143,7 @@ impl Codec for Blosc {
         if unsafe { blosc_cbuffer_validate(input.as_ptr().cast(), cbytes, &mut nbytes) } != 0 {
             return Err(corrupt("invalid header".into()));
         }
+        blosc_frame::check(&input[..cbytes], nbytes)?;
         // SAFETY: the header was validated against the `cbytes` readable input bytes, and
         // blosc writes at most `out.len()` bytes.
         let n = unsafe {

@@ -16,6 +16,7 @@ pub use pipeline::{CodecPipeline, Step};
 
 mod bit_packing;
 mod blosc;
+mod blosc_frame;
 mod bz2;
 mod chain;
 mod config;
