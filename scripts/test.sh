@@ -33,4 +33,11 @@ for flavour in zarr2 zarr3; do
   LIBZARR_PATH="$root/target/release/libzarr.so" \
     "$root/.venv/$flavour/bin/python" -m pytest tests/interop -q -p no:cacheprovider
 done
+# A short run of every fuzz target from its seed corpus (scripts/fuzz.sh runs them longer).
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  echo "== Fuzz targets, 20 s each (cargo fuzz, AddressSanitizer)"
+  scripts/fuzz.sh 20
+else
+  echo "== Fuzz targets skipped: no nightly toolchain (rustup toolchain install nightly)"
+fi
 echo "== All tests passed"

@@ -1,0 +1,224 @@
+//! What the fuzz targets share: stores packed into one input, the codec configurations a
+//! chunk is decoded with, and bounded reads of whatever arrays a store holds. Every call may
+//! fail with an error; none may panic, hang or allocate without bound.
+
+use std::sync::Arc;
+use zarr::{consolidated, Array, Group, OpenMode, StoreHandle};
+
+/// The separator of a packed store (as GDAL's fuzzers pack one): each member is this marker,
+/// its key, a newline and its bytes.
+pub const MEMBER: &[u8] = b"***NEWFILE***:";
+
+/// At most this many bytes are read from one array.
+const READ_BYTES: u64 = 1 << 20;
+
+/// A memory store holding the members of a packed store.
+pub fn unpack(input: &[u8]) -> Arc<StoreHandle> {
+    let store = StoreHandle::open("memory:", OpenMode::Write).expect("a memory store");
+    for member in split(input) {
+        let Some(newline) = member.iter().position(|&b| b == b'\n') else {
+            continue;
+        };
+        if let Ok(key) = std::str::from_utf8(&member[..newline]) {
+            // Keys the store refuses are part of the input, not a failure.
+            let _ = store.set(key, &member[newline + 1..]);
+        }
+    }
+    store
+}
+
+/// Packs `(key, value)` members into one input (for seeds).
+pub fn pack<'a>(members: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (key, value) in members {
+        out.extend_from_slice(MEMBER);
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(value);
+    }
+    out
+}
+
+fn split(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = input;
+    std::iter::from_fn(move || {
+        let start = find(rest, MEMBER)? + MEMBER.len();
+        let body = &rest[start..];
+        let end = find(body, MEMBER).unwrap_or(body.len());
+        rest = &body[end..];
+        Some(&body[..end])
+    })
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Opens the store's hierarchy as a user would: its consolidated metadata, the tree of its
+/// root, and every array a metadata key names, each read in part.
+pub fn explore(store: &Arc<StoreHandle>) {
+    let _ = consolidated::load(store);
+    if let Ok(root) = Group::open(store.clone(), "") {
+        let _ = root.members();
+        let _ = root.attributes();
+        if let Ok(tree) = zarr::tree::Tree::of_group(&root) {
+            let _ = tree.to_json();
+        }
+    }
+    let keys = store.list_prefix("").unwrap_or_default();
+    for key in keys.iter().take(16) {
+        let path = match key.rsplit_once('/') {
+            Some((path, ".zarray" | "zarr.json")) => path,
+            None if key == ".zarray" || key == "zarr.json" => "",
+            _ => continue,
+        };
+        if let Ok(array) = Array::open(store.clone(), path) {
+            read_some(&array);
+        }
+    }
+}
+
+/// Reads the first chunk's box (shrunk to at most [`READ_BYTES`]) and the last element.
+pub fn read_some(array: &Array) {
+    let _ = array.info();
+    let _ = array.attributes();
+    let shape = array.shape();
+    if shape.contains(&0) {
+        return;
+    }
+    let chunks = &array.metadata().chunks;
+    let mut count: Vec<u64> = shape.iter().zip(chunks).map(|(&s, &c)| s.min(c)).collect();
+    let item = array.item_size().max(1) as u64;
+    while count.iter().product::<u64>().saturating_mul(item) > READ_BYTES {
+        let largest = (0..count.len())
+            .max_by_key(|&d| count[d])
+            .expect("a dimension");
+        count[largest] = count[largest].div_ceil(2);
+    }
+    let start = vec![0; shape.len()];
+    read_box(array, &start, &count);
+    let last: Vec<u64> = shape.iter().map(|&s| s - 1).collect();
+    read_box(array, &last, &vec![1; shape.len()]);
+}
+
+fn read_box(array: &Array, start: &[u64], count: &[u64]) {
+    if array.object_codec().is_some() {
+        let Ok(bytes) = array.vlen_size(start, count) else {
+            return;
+        };
+        if bytes > READ_BYTES {
+            return;
+        }
+        let n = count.iter().product::<u64>() as usize;
+        let (mut offsets, mut data) = (vec![0i64; n + 1], vec![0u8; bytes as usize]);
+        let _ = array.read_vlen(start, count, &mut offsets, &mut data);
+        return;
+    }
+    let n = count.iter().product::<u64>() * array.item_size() as u64;
+    let mut out = vec![0u8; n as usize];
+    let _ = array.read_region(start, count, &mut out);
+}
+
+/// The arrays a chunk is decoded through: each a metadata document of a 16 × 16 array in one
+/// chunk, and that chunk's key. The first byte of a `chunk_decode` input picks one.
+pub const CODECS: &[(&str, &str)] = &[
+    (r#"{"compressor": {"id": "zlib", "level": 1}}"#, "0.0"),
+    (r#"{"compressor": {"id": "gzip", "level": 1}}"#, "0.0"),
+    (r#"{"compressor": {"id": "bz2", "level": 1}}"#, "0.0"),
+    (r#"{"compressor": {"id": "lzma"}}"#, "0.0"),
+    (r#"{"compressor": {"id": "zstd", "level": 1}}"#, "0.0"),
+    (r#"{"compressor": {"id": "lz4"}}"#, "0.0"),
+    (
+        r#"{"compressor": {"id": "blosc", "cname": "lz4", "shuffle": 1}}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": {"id": "blosc", "cname": "blosclz", "shuffle": 2}}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": {"id": "blosc", "cname": "zstd", "shuffle": 0}}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": {"id": "blosc", "cname": "zlib", "shuffle": 1}}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": null, "filters": [{"id": "delta", "dtype": "<i4"}, {"id": "shuffle", "elementsize": 4}]}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": {"id": "zstd"}, "filters": [{"id": "fixedscaleoffset", "offset": 1, "scale": 10, "dtype": "<f8", "astype": "<i4"}], "dtype": "<f8"}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": null, "filters": [{"id": "vlen-utf8"}], "dtype": "|O"}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": {"id": "zlib"}, "filters": [{"id": "vlen-bytes"}], "dtype": "|O"}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": null, "filters": [{"id": "json2"}], "dtype": "|O"}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": null, "filters": [{"id": "msgpack2"}], "dtype": "|O"}"#,
+        "0.0",
+    ),
+    (
+        r#"{"zarr_format": 3, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip"}, {"name": "crc32c"}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 8], "codecs": [{"name": "bytes"}, {"name": "zstd"}], "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 8], "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 4], "codecs": [{"name": "bytes"}]}}], "index_location": "start"}}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "data_type": "bool", "codecs": [{"name": "packbits"}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "data_type": "string", "codecs": [{"name": "vlen-utf8"}]}"#,
+        "c/0/0",
+    ),
+];
+
+/// The full metadata document of `CODECS[i]`: its members over a 16 × 16 default.
+pub fn codec_document(i: usize) -> String {
+    let extra: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(CODECS[i].0).expect("a JSON object");
+    let mut doc: serde_json::Map<String, serde_json::Value> = match extra.get("zarr_format") {
+        Some(_) => serde_json::from_str(
+            r#"{"zarr_format": 3, "node_type": "array", "shape": [16, 16], "data_type": "int32",
+            "fill_value": 0, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 16]}},
+            "chunk_key_encoding": {"name": "default"}}"#,
+        ),
+        None => serde_json::from_str(
+            r#"{"zarr_format": 2, "shape": [16, 16], "chunks": [16, 16], "dtype": "<i4",
+            "fill_value": 0, "order": "C", "filters": null}"#,
+        ),
+    }
+    .expect("a JSON object");
+    doc.extend(extra);
+    if doc.get("data_type").and_then(|t| t.as_str()) == Some("bool") {
+        doc.insert("fill_value".into(), false.into());
+    }
+    if doc.get("data_type").and_then(|t| t.as_str()) == Some("string") {
+        doc.insert("fill_value".into(), "".into());
+    }
+    if doc.get("dtype").and_then(|t| t.as_str()) == Some("|O") {
+        doc.insert("fill_value".into(), serde_json::Value::Null);
+    }
+    serde_json::Value::Object(doc).to_string()
+}
