@@ -212,14 +212,20 @@ impl Array {
         }
     }
 
-    /// Rewrites the chunk (or shard) under `key` with what `update` makes of its stored bytes
-    /// (`None` in: not stored; `None` out: erase it) as one read-modify-write
-    /// ([`StoreHandle::update`]: conditional on stores that can), and invalidates the key in
-    /// the chunk cache.
+    /// `value` as the new bytes of an update ([`Array::update_chunk`]): moved into `new`;
+    /// `false` (erase) when there is none.
+    pub(super) fn into_update(value: Option<Vec<u8>>, new: &mut Vec<u8>) -> bool {
+        value.map(|value| *new = value).is_some()
+    }
+
+    /// Rewrites the chunk (or shard) under `key` with what `update(old, new)` makes of its
+    /// stored bytes (`None`: not stored; it writes the new ones into `new`, or returns
+    /// `false` to erase the key) as one read-modify-write ([`StoreHandle::update`]:
+    /// conditional on stores that can), and invalidates the key in the chunk cache.
     pub(super) fn update_chunk(
         &self,
         key: &str,
-        update: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+        update: impl FnMut(Option<&[u8]>, &mut Vec<u8>) -> Result<bool>,
     ) -> Result<()> {
         let result = self.store.update(key, update);
         self.chunk_cache.invalidate(key);
@@ -295,10 +301,15 @@ impl Array {
     /// `name` names the chunk in errors.
     pub(super) fn encode_chunk(&self, chunk: &[u8], name: &ChunkName) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        self.pipeline
-            .encode_into(chunk, &mut out)
-            .map_err(|e| e.context(name.to_string()))?;
+        self.encode_chunk_into(chunk, name, &mut out)?;
         Ok(out)
+    }
+
+    /// [`Array::encode_chunk`] into `out`, its contents replaced and its capacity reused.
+    fn encode_chunk_into(&self, chunk: &[u8], name: &ChunkName, out: &mut Vec<u8>) -> Result<()> {
+        self.pipeline
+            .encode_into(chunk, out)
+            .map_err(|e| e.context(name.to_string()))
     }
 
     /// The stored bytes of a decoded chunk; `None` when it holds only the fill value and
@@ -308,10 +319,25 @@ impl Array {
         chunk: &[u8],
         name: &ChunkName,
     ) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        Ok(self
+            .encode_unless_fill_into(chunk, name, &mut out)?
+            .then_some(out))
+    }
+
+    /// [`Array::encode_unless_fill`] into `out` (its contents replaced, its capacity reused):
+    /// `false` when the chunk is not to be stored.
+    pub(super) fn encode_unless_fill_into(
+        &self,
+        chunk: &[u8],
+        name: &ChunkName,
+        out: &mut Vec<u8>,
+    ) -> Result<bool> {
         if !self.write_empty_chunks() && self.is_fill_only(chunk) {
-            return Ok(None);
+            return Ok(false);
         }
-        self.encode_chunk(chunk, name).map(Some)
+        self.encode_chunk_into(chunk, name, out)?;
+        Ok(true)
     }
 
     /// Erases the chunk under `key` (it then reads as the fill value) and invalidates it in

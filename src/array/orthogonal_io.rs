@@ -395,7 +395,8 @@ impl Array {
         self.for_each_task(plan, |task| {
             let key = self.chunk_key(&task.coords);
             if !covers(task) {
-                return self.update_chunk(&key, |old| f(task, old));
+                return self
+                    .update_chunk(&key, |old, new| Ok(Self::into_update(f(task, old)?, new)));
             }
             let _lock = self.store.lock_chunk(&key);
             match f(task, None)? {
@@ -521,11 +522,11 @@ impl Array {
             // Writing some fields of a record keeps the others: the old chunk is always needed.
             if !how.ranges.is_empty() || !task.covers_chunk_in_array() {
                 let name = ChunkName::Key(key.as_str().into());
-                return self.update_chunk(&key, |old| {
+                return self.update_chunk(&key, |old, new| {
                     self.decode_or_fill(old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
-                    self.encode_unless_fill(chunk, &name)
+                    self.encode_unless_fill_into(chunk, &name, new)
                 });
             }
             let _lock = self.store.lock_chunk(&key);

@@ -70,12 +70,12 @@ impl Array {
             let pairs = self.point_offsets(group, false);
             let name = self.chunk_name(group.coords);
             with_scratch(self.chunk_nbytes, |chunk| {
-                self.update_chunk(&key, |old| {
+                self.update_chunk(&key, |old, new| {
                     self.decode_or_fill(old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     let pairs = std::slice::from_ref(&pairs);
                     unsafe { copy_elements(data, SharedBuffer::new(chunk), pairs, &self.element)? };
-                    self.encode_unless_fill(chunk, &name)
+                    self.encode_unless_fill_into(chunk, &name, new)
                 })
             })
         })

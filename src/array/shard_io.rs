@@ -593,7 +593,12 @@ impl Array {
                         None => self.erase_chunk(&key),
                     }
                 }),
-                false => self.update_chunk(&key, |old| new_shard(&name, chunks, &ready, old)),
+                false => self.update_chunk(&key, |old, new| {
+                    Ok(Self::into_update(
+                        new_shard(&name, chunks, &ready, old)?,
+                        new,
+                    ))
+                }),
             };
             invalidate(chunks);
             result

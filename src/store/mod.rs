@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use crate::metadata::ZARR_JSON;
 use crate::path;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -146,10 +147,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn request_stats(&self) -> Option<RequestStats> {
         None
     }
-    /// The value under `key` (`None`: missing) and what identifies it for [`Store::set_if`].
-    /// Stores without conditional writes answer [`Version::Unchecked`].
-    fn get_versioned(&self, key: &str) -> Result<(Option<Vec<u8>>, Version)> {
-        Ok((self.get(key)?, Version::Unchecked))
+    /// Reads the value under `key` into `buf` (reusing its capacity; `false`: missing) with
+    /// what identifies it for [`Store::set_if`]. Stores without conditional writes answer
+    /// [`Version::Unchecked`].
+    fn get_versioned(&self, key: &str, buf: &mut Vec<u8>) -> Result<(bool, Version)> {
+        Ok((self.get_into(key, buf)?, Version::Unchecked))
     }
     /// Stores `value` under `key` (`None`: erases it) unless the key changed since it was read
     /// as `version`: `Ok(false)` then, and nothing was written. An unchecked version always
@@ -189,6 +191,24 @@ pub enum Version {
 /// How many times [`StoreHandle::update`] reads a value again after another writer changed
 /// it between its read and its write.
 const UPDATE_ATTEMPTS: u32 = 16;
+
+/// Buffers larger than this are not kept for the next [`StoreHandle::update`].
+const KEEP_UPDATE_BUFFER_BYTES: usize = 64 << 20;
+
+thread_local! {
+    /// The old and new values of this thread's [`StoreHandle::update`], kept between calls.
+    static UPDATE_BUFFERS: Cell<(Vec<u8>, Vec<u8>)> = const { Cell::new((Vec::new(), Vec::new())) };
+}
+
+/// Waits before reading a value again after conflict `round`: a random part of a pause that
+/// doubles, so that racing writers fall apart.
+fn pause_after_conflict(round: u32) {
+    let pause = 5u64 << round.min(7);
+    let jitter = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| u64::from(t.subsec_nanos()) % pause);
+    std::thread::sleep(std::time::Duration::from_millis(pause + jitter));
+}
 
 /// What [`Store::get_many`] does with each value it fetched: `(index, value)`, `None` for a
 /// missing key.
@@ -568,36 +588,48 @@ impl StoreHandle {
         Ok(())
     }
 
-    /// Replaces the value under `key` by what `update` makes of it (`None` in: missing; `None`
-    /// out: erase it), as one read-modify-write: under the key's lock within the process, and
-    /// on stores with conditional writes only if no other writer changed the value since it
-    /// was read; `update` then runs again on the new value (a few times, after a short
-    /// pause, before giving up with [`Error::Io`]). Erasing is never conditional.
+    /// Replaces the value under `key` by what `update(old, new)` makes of it: `old` is the
+    /// value (`None`: missing), `update` writes the new value into the empty `new` and says
+    /// whether to store it (`false`: erase the key). One read-modify-write: under the key's
+    /// lock within the process, and on stores with conditional writes only if no other writer
+    /// changed the value since it was read; `update` then runs again on the new value (a few
+    /// times, after a short pause, before giving up with [`Error::Io`]). Erasing is never
+    /// conditional. The two buffers are this thread's, reused from call to call.
     pub fn update(
         &self,
         key: &str,
-        mut update: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+        mut update: impl FnMut(Option<&[u8]>, &mut Vec<u8>) -> Result<bool>,
     ) -> Result<()> {
         self.check_writable(key)?;
         let _lock = self.lock_chunk(key);
-        for attempt in 0..UPDATE_ATTEMPTS {
-            let (old, version) = self.backend.get_versioned(key)?;
-            let new = update(old.as_deref())?;
-            if self.backend.set_if(key, new.as_deref(), &version)? {
-                self.update_consolidated(key, new.as_deref());
-                return Ok(());
+        let (mut old, mut new) = UPDATE_BUFFERS.with(Cell::take);
+        let mut attempt = || -> Result<bool> {
+            let (found, version) = self.backend.get_versioned(key, &mut old)?;
+            new.clear();
+            let keep = update(found.then_some(old.as_slice()), &mut new)?;
+            let value = keep.then_some(new.as_slice());
+            let written = self.backend.set_if(key, value, &version)?;
+            if written {
+                self.update_consolidated(key, value);
             }
-            // Another writer won the race: let it finish before reading again, waiting a
-            // random part of a pause that doubles, so that racing writers fall apart.
-            let pause = 5u64 << attempt.min(7);
-            let jitter = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |t| u64::from(t.subsec_nanos()) % pause);
-            std::thread::sleep(std::time::Duration::from_millis(pause + jitter));
-        }
-        Err(Error::Io(format!(
+            Ok(written)
+        };
+        let mut result = Err(Error::Io(format!(
             "writing {key:?}: another writer changed it {UPDATE_ATTEMPTS} times while it was being updated"
-        )))
+        )));
+        for round in 0..UPDATE_ATTEMPTS {
+            match attempt() {
+                Ok(false) => pause_after_conflict(round),
+                done => {
+                    result = done.map(drop);
+                    break;
+                }
+            }
+        }
+        if old.capacity().max(new.capacity()) <= KEEP_UPDATE_BUFFER_BYTES {
+            UPDATE_BUFFERS.with(|b| b.set((old, new)));
+        }
+        result
     }
 
     /// Copies the value under `src_key` of `src` to `key` of this store (`false` when `src`

@@ -517,9 +517,9 @@ impl Store for RemoteStore {
         Some(self.counters.snapshot())
     }
 
-    fn get_versioned(&self, key: &str) -> Result<(Option<Vec<u8>>, Version)> {
+    fn get_versioned(&self, key: &str, buf: &mut Vec<u8>) -> Result<(bool, Version)> {
         if !self.conditional_writes {
-            return Ok((self.get(key)?, Version::Unchecked));
+            return Ok((self.get_into(key, buf)?, Version::Unchecked));
         }
         let got = self.block_on(async {
             let result = self.inner.get(&self.path(key)).await?;
@@ -532,11 +532,15 @@ impl Store for RemoteStore {
             };
             Ok((result.bytes().await?, version))
         })?;
+        buf.clear();
         match got {
-            Ok((bytes, version)) => Ok((Some(Vec::from(bytes)), version)),
+            Ok((bytes, version)) => {
+                buf.extend_from_slice(&bytes);
+                Ok((true, version))
+            }
             Err(e) => self
                 .missing(key, e)
-                .map(|_: Option<()>| (None, Version::Absent)),
+                .map(|_: Option<()>| (false, Version::Absent)),
         }
     }
 
