@@ -615,7 +615,8 @@ impl StoreHandle {
             Ok(written)
         };
         let mut result = Err(Error::Io(format!(
-            "writing {key:?}: another writer changed it {UPDATE_ATTEMPTS} times while it was being updated"
+            "writing {key:?} in {}: another writer changed it {UPDATE_ATTEMPTS} times while it was being updated",
+            self.location
         )));
         for round in 0..UPDATE_ATTEMPTS {
             match attempt() {

@@ -2,6 +2,7 @@
 (`zpy_store(prefix, read_only=False)`, an obstore-backed ObjectStore) and libzarr reads through `url(prefix)`, and
 the reverse."""
 import json
+import os
 
 import numpy as np
 import zarr
@@ -13,6 +14,11 @@ SHARDED = {"name": "sharding_indexed", "configuration": {
                                       {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
     "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
     "index_location": "end"}}
+
+
+def prefix(name):
+    """A key prefix of this test process's own in the bucket or container."""
+    return f"interop-{os.getpid()}-{name}"
 
 
 def data(shape, dtype):

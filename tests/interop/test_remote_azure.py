@@ -34,17 +34,13 @@ def zpy_store(prefix, read_only=False):
     return zarr.storage.ObjectStore(azure, read_only=read_only)
 
 
-def prefix(name):
-    return f"interop-{os.getpid()}-{name}"
-
-
 def url(p):
     return f"az://{CONTAINER}/{p}"
 
 
 def test_libzarr_reads_what_zarr_python_wrote():
-    remote_cases.libzarr_reads_what_zarr_python_wrote(zpy_store, url, prefix("zpy"))
+    remote_cases.libzarr_reads_what_zarr_python_wrote(zpy_store, url, remote_cases.prefix("zpy"))
 
 
 def test_zarr_python_reads_what_libzarr_wrote():
-    remote_cases.zarr_python_reads_what_libzarr_wrote(zpy_store, url, prefix("lz"))
+    remote_cases.zarr_python_reads_what_libzarr_wrote(zpy_store, url, remote_cases.prefix("lz"))

@@ -40,26 +40,22 @@ def zpy_store(prefix, read_only=False):
     return zarr.storage.ObjectStore(s3, read_only=read_only)
 
 
-def prefix(name):
-    return f"interop-{os.getpid()}-{name}"
-
-
 def url(p):
     return f"s3://{BUCKET}/{p}"
 
 
 def test_libzarr_reads_what_zarr_python_wrote():
-    remote_cases.libzarr_reads_what_zarr_python_wrote(zpy_store, url, prefix("zpy"))
+    remote_cases.libzarr_reads_what_zarr_python_wrote(zpy_store, url, remote_cases.prefix("zpy"))
 
 
 def test_zarr_python_reads_what_libzarr_wrote():
-    remote_cases.zarr_python_reads_what_libzarr_wrote(zpy_store, url, prefix("lz"))
+    remote_cases.zarr_python_reads_what_libzarr_wrote(zpy_store, url, remote_cases.prefix("lz"))
 
 
 def test_wrong_secret_is_an_error_naming_the_url_and_status(tmp_path):
     """A wrong secret must not read as missing chunks (fill values): libzarr says the server refused, naming
     the URL, the key and the status. Run in a child process, since the AWS variables are process-wide."""
-    p = prefix("secret")
+    p = remote_cases.prefix("secret")
     z = zarr.open_array(zpy_store(p), mode="w", shape=(10,), chunks=(5,), dtype="int32", zarr_format=3)
     z[...] = np.arange(10)
     script = tmp_path / "wrong.py"
@@ -108,7 +104,7 @@ def options_error(location, options, status, naming):
 def test_store_options_override_the_environment(tmp_path):
     """Explicit credentials, anonymous reads of the public bucket (and not of the private one), a request
     timeout, and an AWS profile from the shared files named in the options."""
-    p = prefix("options")
+    p = remote_cases.prefix("options")
     z = zarr.open_array(zpy_store(p), mode="w", shape=(12,), chunks=(5,), dtype="int16", zarr_format=3)
     z[...] = np.arange(12) - 6
     url = f"s3://{BUCKET}/{p}"
