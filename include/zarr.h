@@ -1260,9 +1260,21 @@ zarr_status zarr_store_open(const char *location,
                             zarr_store **out_store);
 
 /**
- * Opens the store at `location` as `zarr_store_open` does, with the settings of a remote
- * store in `options_json` (NULL or `"{}"`: none), a JSON object whose members override the
+ * Opens the store at `location` as `zarr_store_open` does, with settings in `options_json`
+ * (NULL or `"{}"`: none), a JSON object; for a remote store its members override the
  * environment (and the AWS profile files):
+ * - directory stores: `fsync` (default false). Every write replaces its key at once (a new
+ *   file renamed over it), so a process killed at any moment leaves each key with its old or
+ *   its new value; but the system may keep recent writes in memory for a while, and a power
+ *   loss or a system crash can then lose them or leave an empty file under a key (read as an
+ *   error, never as the fill value). With true, every write is on the disk when its call
+ *   returns: the new file is flushed before the rename and its directory after, as
+ *   tensorstore does, at the cost of two flushes per chunk, shard or document written;
+ * - directory, S3, Azure and GCS stores: `process_synchronizer`, a lock directory (created if
+ *   missing) on a file system every writer sees. Every write of a chunk, shard or metadata
+ *   document then holds the lock of the file named by its key in that directory, the lock
+ *   zarr-python 2's `ProcessSynchronizer` takes on the same file, so processes (C or Python)
+ *   writing regions that share chunks lose none of each other's values. Lock files stay.
  * - every remote store: `requests_in_flight` (per call, default 32), `timeout_seconds` (per
  *   request, default 30), `connect_timeout_seconds` (default 5), `retries` (default 4) and
  *   `retry_seconds` (the most a request may take with its retries, default 30);
@@ -1285,7 +1297,7 @@ zarr_status zarr_store_open(const char *location,
  * - GCS: `service_account_path` (a service account's JSON key file).
  *
  * An unknown member, one of the wrong type, or one the URL's service does not read is
- * `ZARR_ERR_INVALID_ARGUMENT` naming it; so are options for a local store.
+ * `ZARR_ERR_INVALID_ARGUMENT` naming it (so are options for `memory:` and zip stores).
  *
  * # Safety
  * `location` must be a NUL-terminated string, `options_json` NULL or one; `out_store` must

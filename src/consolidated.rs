@@ -101,7 +101,7 @@ fn consolidate_v3(store: &StoreHandle) -> Result<()> {
         listed.set_raw(node, rendered(doc));
     }
     {
-        let _lock = store.lock_chunk(ZARR_JSON);
+        let _lock = store.lock_chunk(ZARR_JSON)?;
         let Some(bytes) = store.get(ZARR_JSON)? else {
             return Err(Error::NotFound(format!("{ZARR_JSON:?} vanished")));
         };

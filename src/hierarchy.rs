@@ -221,14 +221,20 @@ pub fn set_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()>
     let v3 = path::join(path, ZARR_JSON);
     store.check_writable(&v3)?;
     let text = metadata::check_attributes(json.as_bytes(), "attributes")?;
-    // Read under the lock, so a concurrent resize or attribute write is not undone.
-    let _lock = store.lock_chunk(&v3);
+    // Read under the lock, so a concurrent resize or attribute write is not undone. Across
+    // processes a v2 node's attributes are locked by their own key, as zarr-python 2 does.
+    let zattrs = path::join(path, ZATTRS);
+    let lock_key = match store.locks_across_processes() && !store.contains(&v3)? {
+        true => &zattrs,
+        false => &v3,
+    };
+    let _lock = store.lock_chunk(lock_key)?;
     if let Some(bytes) = store.get(&v3)? {
         let mut doc = JsonDocument::parse(&bytes, &v3)?;
         doc.set_raw("attributes", text);
         return write_document(store, &v3, &doc);
     }
-    store.set(&path::join(path, ZATTRS), text.as_bytes())
+    store.set(&zattrs, text.as_bytes())
 }
 
 /// Deletes the array or group at `path` with everything below it (chunks, members,

@@ -217,6 +217,10 @@ fn s3_writers_in_other_processes_sharing_chunks_lose_nothing() {
     common::writers_sharing_chunks_lose_nothing(
         "s3_writers_in_other_processes_sharing_chunks_lose_nothing",
         || bucket_prefix("shared-chunks"),
+        common::SharedWriters {
+            options: |_| String::new(),
+            threads: 1,
+        },
     );
 }
 

@@ -195,5 +195,9 @@ fn azure_writers_in_other_processes_sharing_chunks_lose_nothing() {
     common::writers_sharing_chunks_lose_nothing(
         "azure_writers_in_other_processes_sharing_chunks_lose_nothing",
         || container_prefix("shared-chunks"),
+        common::SharedWriters {
+            options: |_| String::new(),
+            threads: 1,
+        },
     );
 }

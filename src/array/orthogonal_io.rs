@@ -398,7 +398,7 @@ impl Array {
                 return self
                     .update_chunk(&key, |old, new| Ok(Self::into_update(f(task, old)?, new)));
             }
-            let _lock = self.store.lock_chunk(&key);
+            let _lock = self.store.lock_chunk(&key)?;
             match f(task, None)? {
                 Some(bytes) => self.store_encoded(&key, &bytes),
                 None => self.erase_chunk(&key),
@@ -529,7 +529,7 @@ impl Array {
                     self.encode_unless_fill_into(chunk, &name, new)
                 });
             }
-            let _lock = self.store.lock_chunk(&key);
+            let _lock = self.store.lock_chunk(&key)?;
             if self.chunk_is_buffer_run(task, buffer, how) {
                 let start: usize = dims.iter().map(|d| d[0].0).sum();
                 return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);

@@ -63,7 +63,7 @@ impl Array {
         }
         {
             // Read again under the lock, so attributes written meanwhile are kept.
-            let _lock = self.store.lock_chunk(&stored.key);
+            let _lock = self.store.lock_chunk(&stored.key)?;
             let mut stored =
                 hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
             stored.document.set("shape", &new_shape.into());

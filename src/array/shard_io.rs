@@ -587,7 +587,7 @@ impl Array {
             let ready = Encoded::new(chunks, covers, f)?;
             let result = match whole(chunks) {
                 true => new_shard(&name, chunks, &ready, None).and_then(|new| {
-                    let _lock = self.store.lock_chunk(&key);
+                    let _lock = self.store.lock_chunk(&key)?;
                     match new {
                         Some(bytes) => self.store.set(&key, &bytes),
                         None => self.erase_chunk(&key),

@@ -4,9 +4,9 @@
 //! `AZURE_STORAGE_KEY`, `AZURE_STORAGE_SAS_TOKEN`, `AZURE_STORAGE_CONNECTION_STRING`,
 //! `AZURE_STORAGE_ENDPOINT`, `AZURE_STORAGE_USE_EMULATOR` (Azurite), and what else
 //! object_store's `from_env` reads (`AZURE_CLIENT_ID`, `AZURE_STORAGE_TOKEN`, ...);
-//! [`RemoteOptions`] override all of it.
+//! [`StoreOptions`] override all of it.
 
-use super::remote_options::{env, is_yes, RemoteOptions};
+use super::options::{env, is_yes, StoreOptions};
 use crate::error::{Error, Result};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 
@@ -83,7 +83,7 @@ impl ConnectionString {
 pub fn builder(
     url: &str,
     authority: &str,
-    options: &RemoteOptions,
+    options: &StoreOptions,
 ) -> Result<MicrosoftAzureBuilder> {
     let invalid = |why: String| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
     let conn = match env("AZURE_STORAGE_CONNECTION_STRING") {

@@ -11,19 +11,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Marks the temporary files a write goes through; listings never show them.
 const TEMP_MARKER: &str = ".libzarr-partial-";
 
+/// Numbers the temporary files of this process, whichever store handle writes them, so that
+/// two writes never share one.
+static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
+
 /// A directory on disk holding one key per file; `/` in keys makes subdirectories.
 /// Writes go to a temporary file in the same directory that is then renamed over the key,
-/// so a crash never leaves a torn value behind.
+/// so a crash never leaves a torn value behind. With `fsync`, a write is on the disk before
+/// it returns: the temporary file is flushed before the rename, and the directory after it
+/// (as are directories the write created), so it also survives a power loss.
 #[derive(Debug)]
 pub struct DirectoryStore {
     root: PathBuf,
-    temp_counter: AtomicU64,
+    fsync: bool,
 }
 
 impl DirectoryStore {
     /// Opens the directory `root`. In [`OpenMode::Write`] it is created if missing; in
-    /// [`OpenMode::Read`] a missing directory is [`Error::NotFound`].
-    pub fn open(root: &str, mode: OpenMode) -> Result<Self> {
+    /// [`OpenMode::Read`] a missing directory is [`Error::NotFound`]. `fsync` makes every
+    /// write durable before it returns.
+    pub fn open(root: &str, mode: OpenMode, fsync: bool) -> Result<Self> {
         if root.is_empty() {
             return Err(Error::InvalidArgument("store location is empty".into()));
         }
@@ -41,15 +48,12 @@ impl DirectoryStore {
                         "store directory {root:?} does not exist"
                     )))
                 }
-                OpenMode::Write => fs::create_dir_all(&path)
+                OpenMode::Write => create_dirs(&path, fsync)
                     .map_err(|e| Error::io(format!("creating {root:?}"), e))?,
             },
             Err(e) => return Err(Error::io(format!("store location {root:?}"), e)),
         }
-        Ok(DirectoryStore {
-            root: path,
-            temp_counter: AtomicU64::new(0),
-        })
+        Ok(DirectoryStore { root: path, fsync })
     }
 
     fn file(&self, key: &str) -> Result<PathBuf> {
@@ -58,7 +62,8 @@ impl DirectoryStore {
     }
 
     /// Stores a value under `key` by having `write` fill a new temporary file in the key's
-    /// directory, then renaming it over the key.
+    /// directory, then renaming it over the key (with `fsync`: the file flushed before, the
+    /// directory after). On failure the temporary file is removed and the key is unchanged.
     fn write_atomically(
         &self,
         key: &str,
@@ -66,20 +71,38 @@ impl DirectoryStore {
     ) -> Result<()> {
         let file = self.file(key)?;
         let parent = file.parent().unwrap_or(&self.root);
-        fs::create_dir_all(parent)
+        create_dirs(parent, self.fsync)
             .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("key");
-        let counter = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        let counter = TEMP_FILES.fetch_add(1, Ordering::Relaxed);
         let temp = parent.join(format!(
             ".{name}{TEMP_MARKER}{}-{counter}",
             std::process::id()
         ));
         write(&temp)
+            .and_then(|()| match self.fsync {
+                true => fs::File::open(&temp)?.sync_all(),
+                false => Ok(()),
+            })
             .and_then(|()| fs::rename(&temp, &file))
             .map_err(|e| {
                 let _ = fs::remove_file(&temp);
                 Error::io(format!("writing {}", file.display()), e)
-            })
+            })?;
+        self.sync_dir(parent).map_err(|e| {
+            Error::io(
+                format!("writing {} (flushing its directory)", file.display()),
+                e,
+            )
+        })
+    }
+
+    /// With `fsync`, flushes the directory `dir`, so that names added or removed in it last.
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        match self.fsync {
+            true => fs::File::open(dir)?.sync_all(),
+            false => Ok(()),
+        }
     }
 
     fn dir(&self, prefix: &str) -> Result<PathBuf> {
@@ -123,6 +146,26 @@ impl DirectoryStore {
         }
         Ok(())
     }
+}
+
+/// Creates `dir` and its missing ancestors; with `fsync`, flushes each new directory's parent
+/// so that the new name lasts.
+fn create_dirs(dir: &Path, fsync: bool) -> std::io::Result<()> {
+    if !fsync {
+        return fs::create_dir_all(dir);
+    }
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent {
+        create_dirs(parent, true)?;
+    }
+    match fs::create_dir(dir) {
+        Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    fs::File::open(parent.unwrap_or(Path::new(".")))?.sync_all()
 }
 
 /// An open file read in parts.
@@ -213,7 +256,9 @@ impl Store for DirectoryStore {
     fn erase(&self, key: &str) -> Result<()> {
         let file = self.file(key)?;
         match fs::remove_file(&file) {
-            Ok(()) => Ok(()),
+            Ok(()) => self
+                .sync_dir(file.parent().unwrap_or(&self.root))
+                .map_err(|e| Error::io(format!("removing {}", file.display()), e)),
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
             Err(e) => Err(Error::io(format!("removing {}", file.display()), e)),
         }
@@ -246,7 +291,7 @@ mod tests {
     #[test]
     fn behaves_like_a_store() {
         let root = temp_root("store");
-        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write).unwrap();
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
         super::super::tests::exercise_store(&store);
         assert!(
             root.join("a/1/0").is_file(),
@@ -254,12 +299,15 @@ mod tests {
         );
         assert!(!root.parent().unwrap().join("x").exists());
         fs::remove_dir_all(&root).unwrap();
+        let durable = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, true).unwrap();
+        super::super::tests::exercise_store(&durable);
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn read_mode_needs_an_existing_directory() {
         let root = temp_root("missing");
-        let err = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Read).unwrap_err();
+        let err = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Read, false).unwrap_err();
         assert!(matches!(err, Error::NotFound(_)));
         assert!(!root.exists());
     }
@@ -267,7 +315,7 @@ mod tests {
     #[test]
     fn listing_hides_temporary_files() {
         let root = temp_root("temp");
-        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write).unwrap();
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
         store.set("k", b"v").unwrap();
         fs::write(root.join(format!(".k{TEMP_MARKER}1-1")), b"partial").unwrap();
         assert_eq!(store.list_dir("").unwrap(), vec!["k"]);

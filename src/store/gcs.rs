@@ -3,17 +3,17 @@
 //! gcloud's application default credentials, else the metadata server), `GOOGLE_SERVICE_ACCOUNT`
 //! (a service account key file), and `STORAGE_EMULATOR_HOST` (an emulator: its base URL,
 //! `http://` when it names no scheme, and unsigned requests), with what else object_store's
-//! `from_env` reads (`GOOGLE_SERVICE_ACCOUNT_KEY`, `GOOGLE_BASE_URL`, ...); [`RemoteOptions`]
+//! `from_env` reads (`GOOGLE_SERVICE_ACCOUNT_KEY`, `GOOGLE_BASE_URL`, ...); [`StoreOptions`]
 //! override all of it.
 
-use super::remote_options::{env, RemoteOptions};
+use super::options::{env, StoreOptions};
 use crate::error::Result;
 use object_store::gcp::{GcpCredential, GoogleCloudStorageBuilder};
 use object_store::StaticCredentialProvider;
 use std::sync::Arc;
 
 /// The GCS client for `bucket`.
-pub fn builder(bucket: &str, options: &RemoteOptions) -> Result<GoogleCloudStorageBuilder> {
+pub fn builder(bucket: &str, options: &StoreOptions) -> Result<GoogleCloudStorageBuilder> {
     let mut builder = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
     let emulator = env("STORAGE_EMULATOR_HOST").map(|host| match host.contains("://") {
         true => host,

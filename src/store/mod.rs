@@ -13,8 +13,9 @@ mod azure;
 mod directory;
 mod gcs;
 mod memory;
+mod options;
+mod process_lock;
 mod remote;
-mod remote_options;
 mod request_stats;
 mod s3;
 mod sorted_keys;
@@ -22,8 +23,9 @@ mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use options::{Backend, StoreOptions};
+use process_lock::{KeyLock, ProcessLocks};
 pub use remote::RemoteStore;
-pub use remote_options::RemoteOptions;
 pub use request_stats::RequestStats;
 pub use zip::ZipStore;
 
@@ -303,6 +305,13 @@ const CHUNK_LOCK_STRIPES: usize = 1024;
 static CHUNK_LOCKS: [Mutex<()>; CHUNK_LOCK_STRIPES] =
     [const { Mutex::new(()) }; CHUNK_LOCK_STRIPES];
 
+/// The lock of one key (see [`StoreHandle::lock_chunk`]), released when dropped: the lock
+/// file first, then the stripe.
+pub struct ChunkLock {
+    _file: Option<KeyLock>,
+    _stripe: MutexGuard<'static, ()>,
+}
+
 /// Numbers the in-memory stores, which share no location with any other store.
 static MEMORY_STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -327,6 +336,8 @@ pub struct StoreHandle {
     /// The store's identity for the chunk locks: the canonical path of a directory or zip
     /// file, a number of its own for a memory store.
     lock_scope: String,
+    /// The lock files shared with other processes (option `process_synchronizer`).
+    process_locks: Option<ProcessLocks>,
     /// When set, every metadata key ([`path::is_metadata_key`]) is read from here instead of
     /// the backend; writes through this handle go to both.
     consolidated: RwLock<Option<MetadataDocuments>>,
@@ -343,22 +354,18 @@ impl StoreHandle {
         Self::open_with_options(location, mode, None)
     }
 
-    /// Opens `location` as [`StoreHandle::open`] does, with the settings of a remote store
-    /// given as a JSON object ([`RemoteOptions`]); other stores take none (`None`, `""` or
-    /// `{}`).
+    /// Opens `location` as [`StoreHandle::open`] does, with settings given as a JSON object
+    /// ([`StoreOptions`]; `None`, `""` and `{}` are the defaults). Options the location's back
+    /// end does not read are refused.
     pub fn open_with_options(
         location: &str,
         mode: OpenMode,
         options: Option<&str>,
     ) -> Result<Arc<StoreHandle>> {
         let location = location.strip_prefix("file://").unwrap_or(location);
-        let options = RemoteOptions::from_json(options.unwrap_or(""))?;
-        if !remote::is_remote(location) && options != RemoteOptions::default() {
-            return Err(Error::InvalidArgument(format!(
-                "store options apply to s3://, az://, gs:// and http(s):// stores, not {location:?}"
-            )));
-        }
+        let options = StoreOptions::from_json(options.unwrap_or(""))?;
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
+            options.check_backend(Backend::Memory, location)?;
             (Box::new(MemoryStore::default()), StoreKind::Memory)
         } else if remote::is_remote(location) {
             (
@@ -366,10 +373,12 @@ impl StoreHandle {
                 StoreKind::Remote,
             )
         } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
+            options.check_backend(Backend::Zip, location)?;
             (Box::new(ZipStore::open(location, mode)?), StoreKind::Zip)
         } else {
+            options.check_backend(Backend::Directory, location)?;
             (
-                Box::new(DirectoryStore::open(location, mode)?),
+                Box::new(DirectoryStore::open(location, mode, options.fsync)?),
                 StoreKind::Directory,
             )
         };
@@ -383,12 +392,18 @@ impl StoreHandle {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| location.to_string()),
         };
+        let process_locks = options
+            .process_synchronizer
+            .as_deref()
+            .map(ProcessLocks::open)
+            .transpose()?;
         Ok(Arc::new(StoreHandle {
             backend,
             kind,
             mode,
             location: location.to_string(),
             lock_scope,
+            process_locks,
             consolidated: RwLock::new(None),
         }))
     }
@@ -599,7 +614,7 @@ impl StoreHandle {
         mut update: impl FnMut(Option<&[u8]>, &mut Vec<u8>) -> Result<bool>,
     ) -> Result<()> {
         self.check_writable(key)?;
-        let _lock = self.lock_chunk(key);
+        let _lock = self.lock_chunk(key)?;
         let (mut old, mut new) = UPDATE_BUFFERS.with(Cell::take);
         let mut attempt = || -> Result<bool> {
             let (found, version) = self.backend.get_versioned(key, &mut old)?;
@@ -732,17 +747,31 @@ impl StoreHandle {
         }
     }
 
-    /// Locks the stripe that guards `key` of this store, in every handle of the process, for
-    /// a read-modify-write cycle. Callers hold one stripe at a time.
-    pub fn lock_chunk(&self, key: &str) -> MutexGuard<'static, ()> {
+    /// Locks `key` of this store for a write or a read-modify-write cycle: the stripe that
+    /// guards it in every handle of the process and, with a process synchronizer, its lock
+    /// file. Callers hold one key's lock at a time.
+    pub fn lock_chunk(&self, key: &str) -> Result<ChunkLock> {
         use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
         let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one((&self.lock_scope, key));
         let stripe = &CHUNK_LOCKS[(hash % CHUNK_LOCK_STRIPES as u64) as usize];
         // A poisoned stripe only means another writer panicked; the data it guards is the
         // store's, which stays consistent because every write replaces a key atomically.
-        stripe
+        let stripe = stripe
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let file = match &self.process_locks {
+            Some(locks) => Some(locks.lock(key)?),
+            None => None,
+        };
+        Ok(ChunkLock {
+            _file: file,
+            _stripe: stripe,
+        })
+    }
+
+    /// Whether writes take lock files shared with other processes (a process synchronizer).
+    pub fn locks_across_processes(&self) -> bool {
+        self.process_locks.is_some()
     }
 }
 

@@ -4,9 +4,9 @@
 //! library owns. The store calls stay synchronous: each blocks its caller on its requests.
 //!
 //! Each back end's configuration (the environment as its users' tools read it, overridden by
-//! [`RemoteOptions`]) is in a file of its own: `s3.rs`, `azure.rs`, `gcs.rs`.
+//! [`StoreOptions`]) is in a file of its own: `s3.rs`, `azure.rs`, `gcs.rs`.
 
-use super::remote_options::{Backend, RemoteOptions};
+use super::options::{Backend, StoreOptions};
 use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
 use super::{azure, gcs, s3, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version};
 use crate::error::{Error, Result};
@@ -103,7 +103,7 @@ impl RemoteStore {
     /// Opens `url` (`s3://bucket[/prefix]`, `az://container[/prefix]`, `gs://bucket[/prefix]`,
     /// `http[s]://host[/path]`) with `options` over what the environment says. Web servers are
     /// read-only.
-    pub fn open(url: &str, mode: OpenMode, options: &RemoteOptions) -> Result<RemoteStore> {
+    pub fn open(url: &str, mode: OpenMode, options: &StoreOptions) -> Result<RemoteStore> {
         let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
         let (scheme, backend) = SCHEMES
             .iter()
@@ -134,6 +134,9 @@ impl RemoteStore {
                 .with_http_connector(connector())
                 .build()
                 .map(boxed),
+            Backend::Directory | Backend::Zip | Backend::Memory => {
+                unreachable!("SCHEMES names remote back ends only")
+            }
             Backend::Http => {
                 if mode != OpenMode::Read {
                     return Err(Error::Unsupported(format!(

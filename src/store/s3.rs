@@ -2,18 +2,18 @@
 //! tools are: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` /
 //! `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`; an `http://` endpoint
 //! allows plain HTTP; requests are path-style), `AWS_NO_SIGN_REQUEST=YES` for anonymous reads,
-//! and `AWS_PROFILE` with the shared files (`aws_profile.rs`); [`RemoteOptions`] override all
+//! and `AWS_PROFILE` with the shared files (`aws_profile.rs`); [`StoreOptions`] override all
 //! of it.
 
 use super::aws_profile;
-use super::remote_options::{env, is_yes, RemoteOptions};
+use super::options::{env, is_yes, StoreOptions};
 use crate::error::Result;
 use object_store::aws::AmazonS3Builder;
 
 /// The S3 client for `bucket`: the environment (`AWS_*`), then the AWS profile (`profile`
 /// option, else `AWS_PROFILE`, else `default`; its keys only when the environment has none or
 /// the profile was named in the options), then the explicit options.
-pub fn builder(bucket: &str, options: &RemoteOptions) -> Result<AmazonS3Builder> {
+pub fn builder(bucket: &str, options: &StoreOptions) -> Result<AmazonS3Builder> {
     let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
     let named = options.profile.clone().or_else(|| env("AWS_PROFILE"));
     let profile = aws_profile::read(named.as_deref().unwrap_or("default"), named.is_some())?

@@ -1,15 +1,22 @@
-//! The settings of a remote store (`zarr_store_open_options`): a JSON object whose members
-//! override what the environment (and the AWS profile files) say. Unknown names are refused,
-//! and so are names the URL's back end does not read.
+//! The settings of a store (`zarr_store_open_options`): a JSON object. For a remote store its
+//! members override what the environment (and the AWS profile files) say; a directory store
+//! reads the durability and process-locking settings. Unknown names are refused, and so are
+//! names the location's back end does not read.
 
 use crate::error::{Error, Result};
 use object_store::{ClientOptions, RetryConfig};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-/// The back end a remote URL names, for the options it reads.
+/// The back end a location names, for the options it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// A directory on the local file system.
+    Directory,
+    /// A zip archive.
+    Zip,
+    /// `memory:`.
+    Memory,
     /// `s3://`.
     S3,
     /// `az://`, `azure://`, `abfs[s]://`.
@@ -21,9 +28,12 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// How its URLs begin, for messages.
+    /// How its locations look, for messages.
     pub fn schemes(self) -> &'static str {
         match self {
+            Backend::Directory => "directory",
+            Backend::Zip => "zip",
+            Backend::Memory => "memory:",
             Backend::S3 => "s3://",
             Backend::Azure => "az://",
             Backend::Gcs => "gs://",
@@ -32,11 +42,19 @@ impl Backend {
     }
 }
 
-/// Settings of a remote store; every member is optional.
+/// Settings of a store; every member is optional.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RemoteOptions {
+pub struct StoreOptions {
     /// The names the JSON object gave, for refusing those the back end does not read.
     pub given: Vec<String>,
+    /// Directory stores: every write is flushed to the disk before the call returns (`fsync` of
+    /// the new file before it is renamed over the key, then of its directory), so that it
+    /// survives a power loss or an operating-system crash; off by default.
+    pub fsync: bool,
+    /// A directory of lock files, one per chunk, shard or metadata key, locked around every
+    /// write of that key, so that processes sharing it (and zarr-python 2 programs using a
+    /// `ProcessSynchronizer` on it) do not lose each other's writes to a shared chunk.
+    pub process_synchronizer: Option<String>,
     /// The service's URL (`http://` allows plain HTTP): S3's (else `AWS_ENDPOINT_URL`), Azure's
     /// blob endpoint (as a connection string's `BlobEndpoint`), GCS's base URL (else
     /// `STORAGE_EMULATOR_HOST`).
@@ -85,10 +103,12 @@ pub struct RemoteOptions {
     pub retry_time: Duration,
 }
 
-impl Default for RemoteOptions {
+impl Default for StoreOptions {
     fn default() -> Self {
-        RemoteOptions {
+        StoreOptions {
             given: Vec::new(),
+            fsync: false,
+            process_synchronizer: None,
             endpoint: None,
             region: None,
             access_key_id: None,
@@ -113,10 +133,12 @@ impl Default for RemoteOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 19] = {
+const NAMES: [(&str, &[Backend]); 21] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     [
+        ("fsync", &[Directory]),
+        ("process_synchronizer", &[Directory, S3, Azure, Gcs]),
         ("endpoint", &[S3, Azure, Gcs]),
         ("region", &[S3]),
         ("access_key_id", &[S3]),
@@ -139,10 +161,10 @@ const NAMES: [(&str, &[Backend]); 19] = {
     ]
 };
 
-impl RemoteOptions {
+impl StoreOptions {
     /// Reads the settings from a JSON object (`{}` or empty text: the defaults).
-    pub fn from_json(text: &str) -> Result<RemoteOptions> {
-        let mut options = RemoteOptions::default();
+    pub fn from_json(text: &str) -> Result<StoreOptions> {
+        let mut options = StoreOptions::default();
         if text.trim().is_empty() {
             return Ok(options);
         }
@@ -162,6 +184,8 @@ impl RemoteOptions {
         }
         options.given = map.keys().cloned().collect();
         let get = Getter(&map);
+        options.fsync = get.flag("fsync")?.unwrap_or(false);
+        options.process_synchronizer = get.text("process_synchronizer")?;
         options.endpoint = get.text("endpoint")?;
         options.region = get.text("region")?;
         options.access_key_id = get.text("access_key_id")?;
@@ -304,7 +328,7 @@ mod tests {
 
     #[test]
     fn reads_every_option_and_refuses_unknown_or_ill_typed_ones() {
-        let o = RemoteOptions::from_json(
+        let o = StoreOptions::from_json(
             r#"{"endpoint": "http://127.0.0.1:9000", "region": "eu-west-1", "anonymous": true,
                 "requests_in_flight": 8, "timeout_seconds": 2.5, "retries": 0, "profile": "work"}"#,
         )
@@ -313,7 +337,7 @@ mod tests {
         assert_eq!((o.requests_in_flight, o.retries), (8, 0));
         assert_eq!(o.timeout, Duration::from_millis(2500));
         assert_eq!(o.anonymous, Some(true));
-        let azure = RemoteOptions::from_json(
+        let azure = StoreOptions::from_json(
             r#"{"account": "acct", "account_key": "a2V5", "use_emulator": false,
                 "endpoint": "http://127.0.0.1:10000/acct", "service_account_path": "/k.json"}"#,
         )
@@ -332,8 +356,8 @@ mod tests {
         assert!(o.check_backend(Backend::S3, "s3://b").is_ok());
         assert!(o.check_backend(Backend::Gcs, "gs://b").is_err());
         assert_eq!(
-            RemoteOptions::from_json("").unwrap(),
-            RemoteOptions::default()
+            StoreOptions::from_json("").unwrap(),
+            StoreOptions::default()
         );
         for (text, needle) in [
             (r#"{"endpoints": "x"}"#, "endpoints"),
@@ -346,10 +370,36 @@ mod tests {
             (r#"["endpoint"]"#, "object"),
             ("{", "JSON"),
         ] {
-            match RemoteOptions::from_json(text) {
+            match StoreOptions::from_json(text) {
                 Err(Error::InvalidArgument(m)) => assert!(m.contains(needle), "{text}: {m}"),
                 other => panic!("{text}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn local_stores_take_only_their_own_options() {
+        let local =
+            StoreOptions::from_json(r#"{"fsync": true, "process_synchronizer": "/tmp/locks"}"#)
+                .unwrap();
+        assert!(local.fsync);
+        assert_eq!(local.process_synchronizer.as_deref(), Some("/tmp/locks"));
+        assert!(local.check_backend(Backend::Directory, "d").is_ok());
+        for (backend, location, refused) in [
+            (Backend::Memory, "memory:", "fsync"),
+            (Backend::Zip, "a.zip", "fsync"),
+            (Backend::S3, "s3://b", "fsync"),
+        ] {
+            match local.check_backend(backend, location) {
+                Err(Error::InvalidArgument(m)) => {
+                    assert!(m.contains(refused) && m.contains(location), "{m}")
+                }
+                other => panic!("{location}: {other:?}"),
+            }
+        }
+        let remote = StoreOptions::from_json(r#"{"retries": 1}"#).unwrap();
+        assert!(remote.check_backend(Backend::Directory, "d").is_err());
+        assert!(StoreOptions::from_json(r#"{"fsync": 1}"#).is_err());
+        assert!(StoreOptions::from_json(r#"{"process_synchronizer": ""}"#).is_err());
     }
 }
