@@ -440,7 +440,10 @@ void zarr_string_free(char *s);
  * `attributes` {}, `storage_transformers` []), and every codec's configuration is completed.
  * Otherwise it is a Zarr v2 `.zarray` document: `shape`, `chunks` and `dtype` are required;
  * the other keys default to: `zarr_format` 2, `compressor` null, `fill_value` 0, `order`
- * "C", `filters` null, `dimension_separator` ".". Missing ancestor groups are created in the
+ * "C", `filters` null, `dimension_separator` ".". A key the format does not have (a
+ * misspelling such as `"fill_vaule"`) is `ZARR_ERR_INVALID_METADATA` naming it (in v3,
+ * `ZARR_ERR_UNSUPPORTED`, unless it is an object marked `"must_understand": false`), so that
+ * no setting is silently left at its default. Missing ancestor groups are created in the
  * array's format. An existing array or group of either format at `path` is
  * `ZARR_ERR_ALREADY_EXISTS` naming the key found. On success `*out_array` receives a handle
  * for `zarr_array_close`.
@@ -1173,7 +1176,9 @@ zarr_status zarr_array_write_points(zarr_array *array,
 /**
  * Sets how many worker threads decode and encode chunks, for every later call in the
  * process; 0 restores the default: the `ZARR_NUM_THREADS` environment variable if set,
- * else the number of cores.
+ * else the number of cores. A `ZARR_NUM_THREADS` that is not a number from 1 to 4096 is
+ * `ZARR_ERR_INVALID_ARGUMENT` naming it, from this call with 0 and from every call that
+ * needs the worker threads until a number is set here.
  */
 zarr_status zarr_set_num_threads(size_t threads);
 

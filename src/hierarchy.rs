@@ -115,13 +115,36 @@ pub fn read_array_metadata(store: &StoreHandle, path: &str) -> Result<Option<Sto
         ArrayMetadata::parse_v3(&document, &found.key)?
     } else {
         let value = metadata::parse_document(&bytes, &found.key)?;
-        ArrayMetadata::parse(&value, &found.key)?
+        let mut metadata = ArrayMetadata::parse(&value, &found.key)?;
+        let said = value
+            .get("dimension_separator")
+            .is_some_and(|v| !v.is_null());
+        if !said && metadata.chunks.len() > 1 {
+            metadata.chunk_keys.separator = stored_separator(store, path)?;
+        }
+        metadata
     };
     Ok(Some(StoredArray {
         key: found.key,
         document,
         metadata,
     }))
+}
+
+/// The separator of the chunk keys stored for the v2 array at `path` (of more than one
+/// dimension) whose `.zarray` does not say: `/` when its chunks lie in subdirectories (as
+/// zarr-python 2's `NestedDirectoryStore` wrote them before `.zarray` recorded it; a name of
+/// digits alone is such a subdirectory, a flat key of this array has a `.`), else `.`.
+fn stored_separator(store: &StoreHandle, path: &str) -> Result<char> {
+    let prefix = match path {
+        "" => String::new(),
+        _ => format!("{path}/"),
+    };
+    let nested = store
+        .list_dir(&prefix)?
+        .iter()
+        .any(|name| !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()));
+    Ok(if nested { '/' } else { '.' })
 }
 
 /// Stores a node's metadata document in its format's layout: v3 `zarr.json` as zarr-python 3

@@ -20,12 +20,25 @@ fn build(threads: usize) -> Result<Arc<ThreadPool>> {
         .map_err(|e| Error::Internal(format!("cannot start {threads} worker threads: {e}")))
 }
 
-fn default_threads() -> usize {
-    std::env::var(NUM_THREADS_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// The most worker threads the pool may have.
+const MAX_THREADS: usize = 4096;
+
+/// `ZARR_NUM_THREADS` when set (and not empty), else the number of cores; a value that is not
+/// a number of threads is an error naming it, not a silent fallback.
+fn default_threads() -> Result<usize> {
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+    let value = match std::env::var(NUM_THREADS_ENV) {
+        Err(std::env::VarError::NotPresent) => return Ok(cores()),
+        Ok(v) if v.trim().is_empty() => return Ok(cores()),
+        Ok(v) => v,
+        Err(std::env::VarError::NotUnicode(v)) => v.to_string_lossy().into_owned(),
+    };
+    match value.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(Error::InvalidArgument(format!(
+            "environment variable {NUM_THREADS_ENV}={value:?} is not a number of threads from 1 to {MAX_THREADS} (unset it for one thread per core)"
+        ))),
+    }
 }
 
 /// The pool, created with the default size on first use.
@@ -35,7 +48,7 @@ fn pool() -> Result<Arc<ThreadPool>> {
     }
     let mut slot = POOL.write().unwrap_or_else(|p| p.into_inner());
     if slot.is_none() {
-        *slot = Some(build(default_threads())?);
+        *slot = Some(build(default_threads()?)?);
     }
     Ok(slot.as_ref().expect("just set").clone())
 }
@@ -44,13 +57,13 @@ fn pool() -> Result<Arc<ThreadPool>> {
 /// already running finish on the old pool.
 pub fn set_num_threads(threads: usize) -> Result<()> {
     let threads = if threads == 0 {
-        default_threads()
+        default_threads()?
     } else {
         threads
     };
-    if threads > 4096 {
+    if threads > MAX_THREADS {
         return Err(Error::InvalidArgument(format!(
-            "{threads} threads is more than 4096"
+            "{threads} threads is more than {MAX_THREADS}"
         )));
     }
     let new = build(threads)?;
@@ -85,6 +98,6 @@ mod tests {
         assert_eq!(run(|| Ok(rayon::current_num_threads())).unwrap(), 3);
         assert!(set_num_threads(1_000_000).is_err());
         set_num_threads(0).unwrap();
-        assert_eq!(num_threads().unwrap(), default_threads());
+        assert_eq!(num_threads().unwrap(), default_threads().unwrap());
     }
 }

@@ -104,7 +104,10 @@ fn v2_member(array: &Array, name: &str) -> Result<String> {
 /// `attributes` {}, `storage_transformers` []), and every codec's configuration is completed.
 /// Otherwise it is a Zarr v2 `.zarray` document: `shape`, `chunks` and `dtype` are required;
 /// the other keys default to: `zarr_format` 2, `compressor` null, `fill_value` 0, `order`
-/// "C", `filters` null, `dimension_separator` ".". Missing ancestor groups are created in the
+/// "C", `filters` null, `dimension_separator` ".". A key the format does not have (a
+/// misspelling such as `"fill_vaule"`) is `ZARR_ERR_INVALID_METADATA` naming it (in v3,
+/// `ZARR_ERR_UNSUPPORTED`, unless it is an object marked `"must_understand": false`), so that
+/// no setting is silently left at its default. Missing ancestor groups are created in the
 /// array's format. An existing array or group of either format at `path` is
 /// `ZARR_ERR_ALREADY_EXISTS` naming the key found. On success `*out_array` receives a handle
 /// for `zarr_array_close`.

@@ -255,7 +255,9 @@ pub unsafe extern "C" fn zarr_array_write_points(
 
 /// Sets how many worker threads decode and encode chunks, for every later call in the
 /// process; 0 restores the default: the `ZARR_NUM_THREADS` environment variable if set,
-/// else the number of cores.
+/// else the number of cores. A `ZARR_NUM_THREADS` that is not a number from 1 to 4096 is
+/// `ZARR_ERR_INVALID_ARGUMENT` naming it, from this call with 0 and from every call that
+/// needs the worker threads until a number is set here.
 #[no_mangle]
 pub extern "C" fn zarr_set_num_threads(threads: usize) -> zarr_status {
     run(|| parallel::set_num_threads(threads))

@@ -5,6 +5,19 @@ use crate::dtype::{DataType, FillValue};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 
+/// The keys of a `.zarray` document, the only ones a document creating a v2 array may have.
+const CREATE_KEYS: [&str; 9] = [
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "compressor",
+    "fill_value",
+    "order",
+    "filters",
+    "dimension_separator",
+];
+
 impl ArrayMetadata {
     /// Parses a stored `.zarray` document; `key` names it in errors. Every key the spec
     /// requires must be present (a missing `filters` is read as `null`); unknown keys are ignored.
@@ -13,7 +26,7 @@ impl ArrayMetadata {
     }
 
     /// Parses the document a caller gives to create an array: `shape`, `chunks` and `dtype`
-    /// are required; the rest default to zarr_format 2, no compressor, a zero fill value
+    /// are required, keys a `.zarray` does not have are refused; the rest default to zarr_format 2, no compressor, a zero fill value
     /// ([`FillValue::default_json`]), order C, no filters and separator `"."`.
     pub fn parse_for_create(doc: &Value) -> Result<ArrayMetadata> {
         Self::parse_with(doc, true).map_err(|e| e.context("array metadata"))
@@ -23,6 +36,15 @@ impl ArrayMetadata {
         let obj = doc
             .as_object()
             .ok_or_else(|| Error::InvalidMetadata(format!("expected a JSON object, got {doc}")))?;
+        if defaults {
+            // A misspelled key would otherwise silently leave its setting at the default.
+            if let Some(unknown) = obj.keys().find(|k| !CREATE_KEYS.contains(&k.as_str())) {
+                return Err(Error::InvalidMetadata(format!(
+                    "unknown key {unknown:?} (a v2 array takes {})",
+                    CREATE_KEYS.join(", ")
+                )));
+            }
+        }
         let field = |name: &str, default: Value| -> Result<Value> {
             match obj.get(name) {
                 Some(v) => Ok(v.clone()),
