@@ -80,11 +80,20 @@ impl DirectoryStore {
             std::process::id()
         ));
         write(&temp)
-            .and_then(|()| match self.fsync {
-                true => fs::File::open(&temp)?.sync_all(),
-                false => Ok(()),
+            .and_then(|()| {
+                journal::record(|| journal::Event::Created(temp.clone(), fs::read(&temp)));
+                match self.fsync {
+                    true => fs::File::open(&temp)?.sync_all(),
+                    false => Ok(()),
+                }
             })
-            .and_then(|()| fs::rename(&temp, &file))
+            .and_then(|()| {
+                if self.fsync {
+                    journal::record(|| journal::Event::SyncedFile(temp.clone()));
+                }
+                fs::rename(&temp, &file)
+            })
+            .inspect(|()| journal::record(|| journal::Event::Renamed(temp.clone(), file.clone())))
             .map_err(|e| {
                 let _ = fs::remove_file(&temp);
                 Error::io(format!("writing {}", file.display()), e)
@@ -100,7 +109,7 @@ impl DirectoryStore {
     /// With `fsync`, flushes the directory `dir`, so that names added or removed in it last.
     fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
         match self.fsync {
-            true => fs::File::open(dir)?.sync_all(),
+            true => sync_dir(dir),
             false => Ok(()),
         }
     }
@@ -151,21 +160,87 @@ impl DirectoryStore {
 /// Creates `dir` and its missing ancestors; with `fsync`, flushes each new directory's parent
 /// so that the new name lasts.
 fn create_dirs(dir: &Path, fsync: bool) -> std::io::Result<()> {
-    if !fsync {
-        return fs::create_dir_all(dir);
-    }
     if dir.is_dir() {
         return Ok(());
     }
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(parent) = parent {
-        create_dirs(parent, true)?;
+        create_dirs(parent, fsync)?;
     }
     match fs::create_dir(dir) {
-        Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e),
-        _ => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
+        Err(e) => return Err(e),
+        Ok(()) => journal::record(|| journal::Event::Made(dir.to_path_buf())),
     }
-    fs::File::open(parent.unwrap_or(Path::new(".")))?.sync_all()
+    match fsync {
+        true => sync_dir(parent.unwrap_or(Path::new("."))),
+        false => Ok(()),
+    }
+}
+
+/// Flushes the directory `dir`, so that the names added or removed in it last.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    fs::File::open(dir)?.sync_all()?;
+    journal::record(|| journal::Event::SyncedDir(dir.to_path_buf()));
+    Ok(())
+}
+
+/// What the store does to the file system, recorded by the tests for their simulated power
+/// losses (`power_loss.rs`); outside the tests nothing is recorded.
+pub(crate) mod journal {
+    use std::path::PathBuf;
+
+    /// One step of a write.
+    #[derive(Debug)]
+    #[cfg_attr(not(test), allow(dead_code))] // built only to be recorded
+    pub enum Event {
+        /// A new file was written whole (its contents as read back).
+        Created(PathBuf, std::io::Result<Vec<u8>>),
+        /// A file's contents were flushed.
+        SyncedFile(PathBuf),
+        /// A file was renamed over another name in the same directory.
+        Renamed(PathBuf, PathBuf),
+        /// A file was removed.
+        Removed(PathBuf),
+        /// A directory was created.
+        Made(PathBuf),
+        /// A directory was flushed.
+        SyncedDir(PathBuf),
+        /// The store call returned (recorded by the test).
+        Returned,
+    }
+
+    #[cfg(test)]
+    thread_local! {
+        static EVENTS: std::cell::RefCell<Option<Vec<Event>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// Records the events of this thread from now on.
+    #[cfg(test)]
+    pub fn start() {
+        EVENTS.with(|e| *e.borrow_mut() = Some(Vec::new()));
+    }
+
+    /// Stops recording and gives the events recorded.
+    #[cfg(test)]
+    pub fn take() -> Vec<Event> {
+        EVENTS.with(|e| e.borrow_mut().take().unwrap_or_default())
+    }
+
+    /// Records `event()` when this thread is recording.
+    #[cfg(test)]
+    pub fn record(event: impl FnOnce() -> Event) {
+        EVENTS.with(|e| {
+            if let Some(events) = e.borrow_mut().as_mut() {
+                events.push(event());
+            }
+        });
+    }
+
+    /// Outside the tests, nothing.
+    #[cfg(not(test))]
+    #[inline(always)]
+    pub fn record(_event: impl FnOnce() -> Event) {}
 }
 
 /// An open file read in parts.
@@ -256,9 +331,11 @@ impl Store for DirectoryStore {
     fn erase(&self, key: &str) -> Result<()> {
         let file = self.file(key)?;
         match fs::remove_file(&file) {
-            Ok(()) => self
-                .sync_dir(file.parent().unwrap_or(&self.root))
-                .map_err(|e| Error::io(format!("removing {}", file.display()), e)),
+            Ok(()) => {
+                journal::record(|| journal::Event::Removed(file.clone()));
+                self.sync_dir(file.parent().unwrap_or(&self.root))
+                    .map_err(|e| Error::io(format!("removing {}", file.display()), e))
+            }
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
             Err(e) => Err(Error::io(format!("removing {}", file.display()), e)),
         }

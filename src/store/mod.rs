@@ -14,6 +14,8 @@ mod directory;
 mod gcs;
 mod memory;
 mod options;
+#[cfg(test)]
+mod power_loss;
 mod process_lock;
 mod remote;
 mod request_stats;
