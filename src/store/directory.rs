@@ -24,6 +24,8 @@ static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
 pub struct DirectoryStore {
     root: PathBuf,
     fsync: bool,
+    /// Opened for writing: listings then remove the temporary files of writers that are gone.
+    writable: bool,
 }
 
 impl DirectoryStore {
@@ -53,7 +55,11 @@ impl DirectoryStore {
             },
             Err(e) => return Err(Error::io(format!("store location {root:?}"), e)),
         }
-        Ok(DirectoryStore { root: path, fsync })
+        Ok(DirectoryStore {
+            root: path,
+            fsync,
+            writable: mode == OpenMode::Write,
+        })
     }
 
     fn file(&self, key: &str) -> Result<PathBuf> {
@@ -119,8 +125,10 @@ impl DirectoryStore {
         Ok(self.root.join(prefix.trim_end_matches('/')))
     }
 
-    /// Names in one directory, without temporary files; a missing directory is empty.
-    fn read_dir_names(dir: &Path) -> Result<Vec<(String, bool)>> {
+    /// Names in one directory, without temporary files; a missing directory is empty. In a
+    /// store opened for writing, temporary files that killed writers left behind are removed
+    /// ([`is_orphan`]).
+    fn read_dir_names(&self, dir: &Path) -> Result<Vec<(String, bool)>> {
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
@@ -135,6 +143,10 @@ impl DirectoryStore {
                 continue;
             };
             if name.contains(TEMP_MARKER) {
+                if self.writable && is_orphan(&entry.path(), &name) {
+                    // Another lister may have removed it first; either way it is gone.
+                    let _ = fs::remove_file(entry.path());
+                }
                 continue;
             }
             let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
@@ -144,17 +156,40 @@ impl DirectoryStore {
         Ok(names)
     }
 
-    fn collect_below(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
-        for (name, is_dir) in Self::read_dir_names(dir)? {
+    fn collect_below(&self, dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
+        for (name, is_dir) in self.read_dir_names(dir)? {
             let key = format!("{prefix}{name}");
             if is_dir {
-                Self::collect_below(&dir.join(&name), &format!("{key}/"), out)?;
+                self.collect_below(&dir.join(&name), &format!("{key}/"), out)?;
             } else {
                 out.push(key);
             }
         }
         Ok(())
     }
+}
+
+/// How long a temporary file must have been left unchanged before it may be an orphan.
+const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether the temporary file at `path` (named `name`) was left by a write that will never
+/// finish: the process whose number its name holds no longer runs on this machine, and the
+/// file has not changed for [`ORPHAN_AGE`] (a process of another machine sharing the
+/// directory may have the same number).
+fn is_orphan(path: &Path, name: &str) -> bool {
+    let pid = name
+        .split(TEMP_MARKER)
+        .nth(1)
+        .and_then(|rest| rest.split('-').next()?.parse::<libc::pid_t>().ok());
+    let Some(pid) = pid.filter(|&p| p > 0) else {
+        return false;
+    };
+    // SAFETY: signal 0 only asks whether the process exists.
+    let gone = unsafe { libc::kill(pid, 0) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    gone && fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age >= ORPHAN_AGE))
 }
 
 /// Creates `dir` and its missing ancestors; with `fsync`, flushes each new directory's parent
@@ -343,12 +378,13 @@ impl Store for DirectoryStore {
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        Self::collect_below(&self.dir(prefix)?, prefix, &mut out)?;
+        self.collect_below(&self.dir(prefix)?, prefix, &mut out)?;
         Ok(out)
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
-        Ok(Self::read_dir_names(&self.dir(prefix)?)?
+        Ok(self
+            .read_dir_names(&self.dir(prefix)?)?
             .into_iter()
             .map(|(n, _)| n)
             .collect())
@@ -397,6 +433,43 @@ mod tests {
         fs::write(root.join(format!(".k{TEMP_MARKER}1-1")), b"partial").unwrap();
         assert_eq!(store.list_dir("").unwrap(), vec!["k"]);
         assert_eq!(store.list_prefix("").unwrap(), vec!["k"]);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn listing_a_writable_store_removes_what_killed_writers_left() {
+        let root = temp_root("orphans");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
+        store.set("a/k", b"v").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let old = std::time::SystemTime::now() - ORPHAN_AGE * 2;
+        let temp = |pid: u32, age: Option<std::time::SystemTime>| {
+            let path = root.join(format!("a/.k{TEMP_MARKER}{pid}-7"));
+            let file = fs::File::create(&path).unwrap();
+            if let Some(time) = age {
+                file.set_modified(time).unwrap();
+            }
+            path
+        };
+        let orphan = temp(gone, Some(old));
+        let fresh = temp(gone + 1_000_000, None);
+        let mine = root.join(format!("a/.j{TEMP_MARKER}{}-7", std::process::id()));
+        fs::File::create(&mine).unwrap().set_modified(old).unwrap();
+        let reader = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Read, false).unwrap();
+        assert_eq!(reader.list_prefix("").unwrap(), vec!["a/k"]);
+        assert!(orphan.exists(), "a read-only store removed a file");
+        assert_eq!(store.list_prefix("").unwrap(), vec!["a/k"]);
+        assert!(
+            !orphan.exists(),
+            "an old file of a process that is gone stays"
+        );
+        assert!(
+            fresh.exists(),
+            "a file changed within the last minute was removed"
+        );
+        assert!(mine.exists(), "a file of a running process was removed");
         fs::remove_dir_all(&root).unwrap();
     }
 }
