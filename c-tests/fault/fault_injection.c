@@ -25,7 +25,9 @@
  * mkdir is not among the preload library's wrappers (libfiu 1.1), so this program wraps it
  * itself, as a failure point named "posix/io/dir/mkdir" decided by libfiu like the others.
  *
- *   fault_injection [--verbose]   (under LD_PRELOAD=/usr/lib/fiu/fiu_posix_preload.so) */
+ *   fault_injection [--verbose] [filter]   (LD_PRELOAD=/usr/lib/fiu/fiu_posix_preload.so)
+ * Filters (for debugging) keep the runs whose operation, mode or failure point names contain
+ * each of them: fault_injection "Zarr v3" consolidate posix/io/oc/open */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #define FIU_ENABLE 1
 
@@ -166,6 +168,8 @@ static int entry_same(const entry *a, const entry *b) {
     return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
 }
 
+static int verbose;
+
 static int is_dir_name(const char *name) { return name[0] && name[strlen(name) - 1] == '/'; }
 
 /* Every entry of `got` and of `want` the same; prints the differences (at most a few). */
@@ -177,6 +181,9 @@ static int snap_equal(const snapshot *got, const snapshot *want, const char *wha
             ok = 0;
             if (shown++ < 4)
                 fprintf(stderr, "  %s: %s %s\n", what, got->e[i].name, w ? "differs" : "is new");
+            if (verbose && w && got->e[i].len < 4096 && w->len < 4096)
+                fprintf(stderr, "    now: %.*s\n    was: %.*s\n", (int)got->e[i].len,
+                        (const char *)got->e[i].data, (int)w->len, (const char *)w->data);
         }
     }
     for (size_t i = 0; i < want->n; i++)
@@ -232,14 +239,25 @@ static int snap_extra_dirs(const snapshot *got, const snapshot *before) {
 
 #define ROWS 8
 #define COLS 12
-static const char *ARRAY_JSON =
+/* v2: chunks of 4 x 4; v3: shards of 4 x 12 holding inner chunks of 2 x 4 (so every write
+ * below rewrites part of a shard), keys a/c/0/0 and a/c/1/0. */
+static const char *ARRAY_JSON_V2 =
     "{\"shape\": [8, 12], \"chunks\": [4, 4], \"dtype\": \"<i4\", \"fill_value\": -1, "
     "\"compressor\": {\"id\": \"zlib\", \"level\": 1}}";
+static const char *ARRAY_JSON_V3 =
+    "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [8, 12], "
+    "\"data_type\": \"int32\", \"fill_value\": -1, \"chunk_grid\": {\"name\": \"regular\", "
+    "\"configuration\": {\"chunk_shape\": [4, 12]}}, \"codecs\": [{\"name\": "
+    "\"sharding_indexed\", \"configuration\": {\"chunk_shape\": [2, 4], \"codecs\": "
+    "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"gzip\", "
+    "\"configuration\": {\"level\": 1}}], \"index_codecs\": [{\"name\": \"bytes\", "
+    "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"crc32c\"}]}}]}";
 
 typedef struct {
     char *dir;           /* the store's directory */
     const char *options; /* zarr_store_open_options JSON */
     int consolidated;    /* the handles answer metadata from consolidated metadata */
+    int format;          /* 2 or 3 */
     zarr_store *store;
     zarr_array *array; /* "a" */
 } fixture;
@@ -253,16 +271,20 @@ typedef struct {
 
 static int32_t new_values[ROWS * COLS];
 
+static const char *array_json(const fixture *f) {
+    return f->format == 3 ? ARRAY_JSON_V3 : ARRAY_JSON_V2;
+}
+
 static zarr_status op_create(fixture *f) {
     zarr_array *b = NULL;
-    zarr_status st = zarr_array_create(f->store, "c", ARRAY_JSON, &b);
+    zarr_status st = zarr_array_create(f->store, "c", array_json(f), &b);
     zarr_array_close(b);
     return st;
 }
 
 static zarr_status op_create_nested(fixture *f) {
     zarr_array *b = NULL;
-    zarr_status st = zarr_array_create(f->store, "g/h/b", ARRAY_JSON, &b);
+    zarr_status st = zarr_array_create(f->store, "g/h/b", array_json(f), &b);
     zarr_array_close(b);
     return st;
 }
@@ -281,7 +303,7 @@ static zarr_status op_attrs(fixture *f) {
 }
 
 static zarr_status op_resize_shrink(fixture *f) {
-    uint64_t shape[2] = {5, 4};
+    uint64_t shape[2] = {5, 6}; /* cuts a chunk (v2 1.1, v3 c/1/0) in both dimensions */
     return zarr_array_resize(f->array, 2, shape);
 }
 
@@ -318,8 +340,8 @@ static int fixture_setup(fixture *f) {
     f->store = NULL;
     f->array = NULL;
     if (!CHECK_OK(zarr_store_open_options(f->dir, ZARR_MODE_WRITE, f->options, &f->store)) ||
-        !CHECK_OK(zarr_group_create(f->store, "", &root)) ||
-        !CHECK_OK(zarr_array_create(f->store, "a", ARRAY_JSON, &f->array)) ||
+        !CHECK_OK(zarr_group_create_format(f->store, "", f->format, &root)) ||
+        !CHECK_OK(zarr_array_create(f->store, "a", array_json(f), &f->array)) ||
         !CHECK_OK(zarr_array_write(f->array, 2, start, count, data, sizeof data)) ||
         !CHECK_OK(zarr_array_attrs_set(f->array, "{\"units\": \"K\"}"))) {
         zarr_group_close(root);
@@ -413,8 +435,6 @@ static int store_reopens(const fixture *f) {
 }
 
 /* ---- the loop ----------------------------------------------------------------------------- */
-
-static int verbose;
 
 typedef struct {
     long runs, failures, injected_ok, violations, extra_dirs;
@@ -518,8 +538,23 @@ static int run_injected(fixture *f, const operation *op, const point *p, long k,
     return 1;
 }
 
+/* Filters from the command line: a run is made when each is part of the operation's name, the
+ * mode's or the failure point's. */
+static const char *filters[8];
+static size_t nfilters;
+
+static int selected(const char *op, const char *mode, const char *point) {
+    for (size_t i = 0; i < nfilters; i++)
+        if (!strstr(op, filters[i]) && !strstr(mode, filters[i]) && !strstr(point, filters[i]))
+            return 0;
+    return 1;
+}
+
 int main(int argc, char **argv) {
-    verbose = argc > 1 && !strcmp(argv[1], "--verbose");
+    /* --verbose prints every failure's message; other arguments are filters. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--verbose")) verbose = 1;
+        else if (nfilters < ARRAY_LEN(filters)) filters[nfilters++] = argv[i];
     struct timeval t0, t1;
     gettimeofday(&t0, NULL);
     if (fiu_init(0) != 0) {
@@ -543,7 +578,7 @@ int main(int argc, char **argv) {
     }
 
     char *base = tmpdir_make();
-    fixture f = {strdup(strf("%s/store", base)), NULL, 0, NULL, NULL};
+    fixture f = {strdup(strf("%s/store", base)), NULL, 0, 2, NULL, NULL};
     const struct {
         const char *label, *options;
         int consolidated;
@@ -554,7 +589,11 @@ int main(int argc, char **argv) {
     };
     long total_runs = 0, total_failures = 0, total_injected_ok = 0, total_violations = 0;
 
-    for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
+    for (size_t mf = 0; mf < 2 * ARRAY_LEN(modes); mf++) {
+        size_t m = mf / 2;
+        char label[128];
+        f.format = mf % 2 ? 3 : 2;
+        snprintf(label, sizeof label, "Zarr v%d, %s", f.format, modes[m].label);
         f.options = modes[m].options;
         f.consolidated = modes[m].consolidated;
         int fsync_on = f.options != NULL;
@@ -566,12 +605,12 @@ int main(int argc, char **argv) {
             continue;
         }
         zarr_store_close(probe);
-        printf("== %s\n", modes[m].label);
+        printf("== %s\n", label);
         tally t;
         memset(&t, 0, sizeof t);
         for (size_t o = 0; o < NOPS; o++) {
             const operation *op = &OPS[o];
-            CHECK_CTX("%s, %s", op->name, modes[m].label);
+            CHECK_CTX("%s, %s", op->name, label);
             /* Reference: the store before the call and after a clean one. */
             reference ref;
             memset(&ref, 0, sizeof ref);
@@ -585,8 +624,9 @@ int main(int argc, char **argv) {
             if (CHECK_OK(st) && CHECK(ref.members_before && ref.members_after)) {
                 for (size_t pi = 0; pi < NPOINTS; pi++) {
                     const point *p = &POINTS[pi];
+                    if (!selected(op->name, label, p->name)) continue;
                     if (p->fsync_only && !fsync_on) continue;
-                    CHECK_CTX("%s, %s, %s = %s", op->name, modes[m].label, p->name,
+                    CHECK_CTX("%s, %s, %s = %s", op->name, label, p->name,
                               strerror(p->err));
                     fiu_enable_external(p->name, 1, (void *)(intptr_t)p->err, 0, decide);
                     long k = 1;
