@@ -100,7 +100,7 @@ fn consolidate_v3(store: &StoreHandle) -> Result<()> {
     for (node, doc) in &nodes {
         listed.set_raw(node, rendered(doc));
     }
-    {
+    let written = {
         let _lock = store.lock_chunk(ZARR_JSON)?;
         let Some(bytes) = store.get(ZARR_JSON)? else {
             return Err(Error::NotFound(format!("{ZARR_JSON:?} vanished")));
@@ -112,9 +112,14 @@ fn consolidate_v3(store: &StoreHandle) -> Result<()> {
             )));
         }
         root.set_raw_before(V3_MEMBER, inline(&listed), "node_type");
-        crate::hierarchy::write_document(store, ZARR_JSON, &root)?;
-    }
-    load(store).map(drop)
+        let written = root.render();
+        store.set(ZARR_JSON, &written)?;
+        written
+    };
+    // Used as written, not read back: once the document is stored the call has succeeded, and
+    // a failed read now would report a failure for a store that did change.
+    store.use_consolidated(parse_v3(&written)?);
+    Ok(())
 }
 
 /// The text of the v3 consolidated metadata member listing `metadata`.
