@@ -77,22 +77,46 @@ impl Array {
     }
 
     /// Resets to the fill value the part of the stored chunk at `coords` that lies inside
-    /// `old_shape` but outside `new_shape`, one box per shrunk dimension that cuts the chunk.
+    /// `old_shape` but outside `new_shape`: in one write, so a failure leaves the chunk as it
+    /// was (as points when several shrunk dimensions cut it; object arrays, which have no
+    /// point writes, take one box per such dimension).
     fn clear_cut_part(&self, coords: &[u64], old_shape: &[u64], new_shape: &[u64]) -> Result<()> {
         let chunks = &self.metadata.chunks;
         let span = |d: usize, shape: &[u64]| {
             let first = coords[d] * chunks[d];
             (first, (first + chunks[d]).min(shape[d]))
         };
-        for d in 0..coords.len() {
+        let ndim = coords.len();
+        let cuts = (0..ndim)
+            .filter(|&d| span(d, new_shape).1 < span(d, old_shape).1)
+            .count();
+        if cuts > 1 && self.object.is_none() {
+            let (low, high): (Vec<u64>, Vec<u64>) = (0..ndim).map(|d| span(d, old_shape)).unzip();
+            let mut points = Vec::new();
+            let mut at = low.clone();
+            'odometer: loop {
+                if at.iter().zip(new_shape).any(|(i, n)| i >= n) {
+                    points.extend_from_slice(&at);
+                }
+                for d in (0..ndim).rev() {
+                    at[d] += 1;
+                    if at[d] < high[d] {
+                        continue 'odometer;
+                    }
+                    at[d] = low[d];
+                }
+                break;
+            }
+            let npoints = points.len() / ndim;
+            return self.write_points(npoints, &points, &self.fill_native.repeat(npoints));
+        }
+        for d in 0..ndim {
             let ((first, old_end), (_, new_end)) = (span(d, old_shape), span(d, new_shape));
             if new_end >= old_end {
                 continue;
             }
-            let mut start: Vec<u64> = (0..coords.len()).map(|e| span(e, old_shape).0).collect();
-            let mut count: Vec<u64> = (0..coords.len())
-                .map(|e| span(e, old_shape).1 - start[e])
-                .collect();
+            let mut start: Vec<u64> = (0..ndim).map(|e| span(e, old_shape).0).collect();
+            let mut count: Vec<u64> = (0..ndim).map(|e| span(e, old_shape).1 - start[e]).collect();
             (start[d], count[d]) = (new_end.max(first), old_end - new_end.max(first));
             self.write_fill_box(&start, &count)?;
         }
