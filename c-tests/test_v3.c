@@ -39,6 +39,11 @@ static void test_groups_and_format_detection(const char *dir) {
         CHECK_OK(zarr_array_attrs_get(a, &json));
         CHECK_CONTAINS(json, "NaN");
         zarr_string_free(json);
+        /* The handle's metadata document shows the attributes it just wrote. */
+        json = NULL;
+        CHECK_OK(zarr_array_metadata_json(a, &json));
+        CHECK_CONTAINS(json, "\"units\":\"K\"");
+        zarr_string_free(json);
         zarr_array_close(a);
     }
     /* Opening what is of the other kind says what it found. */
