@@ -50,7 +50,7 @@ fn datetimes_are_native_int64_counts() {
         .map(|b| i64::from_ne_bytes(b.try_into().unwrap()))
         .collect();
     assert_eq!(values, vec![1234, i64::MIN, i64::MIN, i64::MIN]);
-    assert_eq!(a.metadata_json()["fill_value"], json!(i64::MIN));
+    assert_eq!(a.metadata_json().unwrap()["fill_value"], json!(i64::MIN));
 }
 
 /// A record `{a: >i2, z: <f4[2], inner: {s: |S2, b: >u4}}`: 16 bytes.

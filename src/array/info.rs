@@ -53,7 +53,7 @@ impl Array {
         });
         match &meta.format {
             FormatMetadata::V2 { filters, .. } => {
-                info["order"] = json!(self.metadata_json().get("order"));
+                info["order"] = json!(self.metadata_json()?.get("order"));
                 info["compressor"] = json!(self.pipeline.compressor_config());
                 info["filters"] = json!(filters);
             }

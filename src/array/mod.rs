@@ -241,9 +241,16 @@ impl Array {
     }
 
     /// The metadata document with the current shape: for v2 the `.zarray` document as libzarr
-    /// understands it (all keys, sorted; canonical values), for v3 the `zarr.json` as stored.
-    pub fn metadata_json(&self) -> Value {
-        self.metadata.document_json(&self.shape())
+    /// understands it (all keys, sorted; canonical values), for v3 the `zarr.json` as stored,
+    /// with the attributes stored now (the handle keeps the document it was opened with, and
+    /// attribute writes, its own included, change that member).
+    pub fn metadata_json(&self) -> Result<Value> {
+        let mut doc = self.metadata.document_json(&self.shape());
+        if self.zarr_format() == 3 {
+            let attributes = metadata::python_constants_masked(&self.attributes()?);
+            doc["attributes"] = serde_json::from_str(&attributes).unwrap_or_default();
+        }
+        Ok(doc)
     }
 
     /// 2 or 3.

@@ -88,7 +88,7 @@ pub(super) fn text_out(
 /// A member of a v2 array's `.zarray` as JSON text; v3 arrays have none of the v2-only members.
 fn v2_member(array: &Array, name: &str) -> Result<String> {
     match array.zarr_format() {
-        2 => Ok(array.metadata_json()[name].to_string()),
+        2 => Ok(array.metadata_json()?[name].to_string()),
         _ => Err(Error::Unsupported(format!(
             "array {:?} is Zarr v3: it has no {name}, its codecs are in its metadata document",
             array.path()
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn zarr_array_metadata_json(
     out_json: *mut *mut c_char,
 ) -> zarr_status {
     text_out(array, out_json, "out_json", |a| {
-        Ok(a.metadata_json().to_string())
+        Ok(a.metadata_json()?.to_string())
     })
 }
 
