@@ -192,4 +192,19 @@ mod tests {
             assert!(err.to_string().contains("a/zarr.json"), "{err}");
         }
     }
+
+    #[test]
+    fn rewriting_leaves_a_rendered_document_as_it_was() {
+        let mut doc = JsonDocument::default();
+        doc.set("shape", &json!([8, 12]));
+        doc.set("chunk_grid", &json!({"name": "regular", "configuration": {"chunk_shape": [4]}}));
+        doc.set_raw("attributes", "{\"x\": NaN}".to_string());
+        let first = doc.render();
+        let mut again = JsonDocument::parse(&first, "k").unwrap();
+        again.set("shape", &json!([8, 12]));
+        assert_eq!(
+            String::from_utf8(again.render()).unwrap(),
+            String::from_utf8(first).unwrap()
+        );
+    }
 }
