@@ -56,7 +56,7 @@ impl JsonDocument {
         for (name, value) in raw {
             let start = value.get().as_ptr() as usize - masked.as_ptr() as usize;
             let original = &text[start..start + value.get().len()];
-            doc.set_raw(&name, original.to_string());
+            doc.set_raw(&name, dedented(original));
         }
         Ok(doc)
     }
@@ -146,6 +146,33 @@ impl JsonDocument {
     }
 }
 
+/// A member's text without the indentation its continuation lines share: the document's own
+/// nesting, which [`JsonDocument::render`] adds back, so that a document read and written
+/// again keeps its layout instead of indenting its members further each time. Only whitespace
+/// between tokens changes (JSON strings hold no line breaks).
+fn dedented(value: &str) -> String {
+    let leading = |line: &str| line.len() - line.trim_start_matches(' ').len();
+    let indent = value
+        .split('\n')
+        .skip(1)
+        .filter(|line| !line.trim().is_empty())
+        .map(leading)
+        .min()
+        .unwrap_or(0);
+    if indent == 0 {
+        return value.to_string();
+    }
+    let lines: Vec<&str> = value
+        .split('\n')
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line,
+            _ => &line[leading(line).min(indent)..],
+        })
+        .collect();
+    lines.join("\n")
+}
+
 /// `value` with two-space indent, as zarr-python 3 writes its documents.
 fn pretty(value: &Value) -> String {
     use serde::Serialize;
@@ -197,7 +224,10 @@ mod tests {
     fn rewriting_leaves_a_rendered_document_as_it_was() {
         let mut doc = JsonDocument::default();
         doc.set("shape", &json!([8, 12]));
-        doc.set("chunk_grid", &json!({"name": "regular", "configuration": {"chunk_shape": [4]}}));
+        doc.set(
+            "chunk_grid",
+            &json!({"name": "regular", "configuration": {"chunk_shape": [4]}}),
+        );
         doc.set_raw("attributes", "{\"x\": NaN}".to_string());
         let first = doc.render();
         let mut again = JsonDocument::parse(&first, "k").unwrap();
