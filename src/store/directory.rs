@@ -85,6 +85,7 @@ impl DirectoryStore {
             ".{name}{TEMP_MARKER}{}-{counter}",
             std::process::id()
         ));
+        let mut dir = None;
         write(&temp)
             .and_then(|()| {
                 journal::record(|| journal::Event::Created(temp.clone(), fs::read(&temp)));
@@ -97,6 +98,7 @@ impl DirectoryStore {
                 if self.fsync {
                     journal::record(|| journal::Event::SyncedFile(temp.clone()));
                 }
+                dir = self.open_dir_to_sync(parent)?;
                 fs::rename(&temp, &file)
             })
             .inspect(|()| journal::record(|| journal::Event::Renamed(temp.clone(), file.clone())))
@@ -104,7 +106,7 @@ impl DirectoryStore {
                 let _ = fs::remove_file(&temp);
                 Error::io(format!("writing {}", file.display()), e)
             })?;
-        self.sync_dir(parent).map_err(|e| {
+        Self::flush_dir(dir).map_err(|e| {
             Error::io(
                 format!("writing {} (flushing its directory)", file.display()),
                 e,
@@ -112,12 +114,24 @@ impl DirectoryStore {
         })
     }
 
-    /// With `fsync`, flushes the directory `dir`, so that names added or removed in it last.
-    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+    /// With `fsync`, the directory `dir` opened to be flushed once a name in it changed. It is
+    /// opened before the change, so that a failure to open it leaves the store as it was and
+    /// only the flush itself can fail after the change.
+    fn open_dir_to_sync(&self, dir: &Path) -> std::io::Result<Option<(fs::File, PathBuf)>> {
         match self.fsync {
-            true => sync_dir(dir),
-            false => Ok(()),
+            true => fs::File::open(dir).map(|file| Some((file, dir.to_path_buf()))),
+            false => Ok(None),
         }
+    }
+
+    /// Flushes a directory from [`DirectoryStore::open_dir_to_sync`], so that names added or
+    /// removed in it last.
+    fn flush_dir(dir: Option<(fs::File, PathBuf)>) -> std::io::Result<()> {
+        if let Some((file, path)) = dir {
+            file.sync_all()?;
+            journal::record(|| journal::Event::SyncedDir(path));
+        }
+        Ok(())
     }
 
     fn dir(&self, prefix: &str) -> Result<PathBuf> {
@@ -365,13 +379,24 @@ impl Store for DirectoryStore {
 
     fn erase(&self, key: &str) -> Result<()> {
         let file = self.file(key)?;
+        let gone =
+            |e: &std::io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
+        let dir = match self.open_dir_to_sync(file.parent().unwrap_or(&self.root)) {
+            Ok(dir) => dir,
+            Err(e) if gone(&e) => return Ok(()),
+            Err(e) => return Err(Error::io(format!("removing {}", file.display()), e)),
+        };
         match fs::remove_file(&file) {
             Ok(()) => {
                 journal::record(|| journal::Event::Removed(file.clone()));
-                self.sync_dir(file.parent().unwrap_or(&self.root))
-                    .map_err(|e| Error::io(format!("removing {}", file.display()), e))
+                Self::flush_dir(dir).map_err(|e| {
+                    Error::io(
+                        format!("removing {} (flushing its directory)", file.display()),
+                        e,
+                    )
+                })
             }
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
+            Err(e) if gone(&e) => Ok(()),
             Err(e) => Err(Error::io(format!("removing {}", file.display()), e)),
         }
     }
