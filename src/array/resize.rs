@@ -61,19 +61,28 @@ impl Array {
             // The cache holds inner chunks, which erasing their shards did not invalidate.
             self.clear_chunk_cache();
         }
-        {
+        let written = {
             // Read again under the lock, so attributes written meanwhile are kept.
             let _lock = self.store.lock_chunk(&stored.key)?;
             let mut stored =
                 hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
             stored.document.set("shape", &new_shape.into());
-            hierarchy::write_document(&self.store, &stored.key, &stored.document)?;
+            hierarchy::write_document(&self.store, &stored.key, &stored.document)
+        };
+        // A write can fail after the new document is in place (with `fsync`, flushing its
+        // directory): the handle then takes the shape the store has, as a reopened one would.
+        let stored_now = || {
+            let stored = hierarchy::read_array_metadata(&self.store, &self.path).ok()??;
+            let shape: Vec<u64> = serde_json::from_value(stored.document.get("shape")?).ok()?;
+            Some(shape)
+        };
+        if written.is_ok() || stored_now().as_deref() == Some(new_shape) {
+            *self
+                .shape
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = new_shape.to_vec();
         }
-        *self
-            .shape
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = new_shape.to_vec();
-        Ok(())
+        written
     }
 
     /// Resets to the fill value the part of the stored chunk at `coords` that lies inside
