@@ -19,7 +19,9 @@
  *   - leave the handle usable: the same call then succeeds and the store ends up byte for
  *     byte as a run without injection leaves it.
  * Each operation runs on a store opened without options, on one whose handles answer
- * metadata from consolidated metadata, and with {"fsync": true} (when the library has it).
+ * metadata from consolidated metadata, and with {"fsync": true}, each for a v2 array and a
+ * sharded v3 one. With fsync, a flush of the directory that fails after the rename cannot
+ * undo it: those runs may leave the store as the call would have (counted apart).
  * A directory the failed call created may stay behind (empty; no key): those are counted.
  *
  * mkdir is not among the preload library's wrappers (libfiu 1.1), so this program wraps it
@@ -192,6 +194,14 @@ static int snap_equal(const snapshot *got, const snapshot *want, const char *wha
             if (shown++ < 4) fprintf(stderr, "  %s: %s is missing\n", what, want->e[i].name);
         }
     return ok;
+}
+
+/* `a` and `b` hold the same names and contents (quietly). */
+static int snap_same(const snapshot *a, const snapshot *b) {
+    if (a->n != b->n) return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->e[i].name, b->e[i].name) || !entry_same(&a->e[i], &b->e[i])) return 0;
+    return 1;
 }
 
 /* Every file of `got` holds its content in `before` or in `after`, every file missing from
@@ -437,7 +447,7 @@ static int store_reopens(const fixture *f) {
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 typedef struct {
-    long runs, failures, injected_ok, violations, extra_dirs;
+    long runs, failures, injected_ok, violations, extra_dirs, late_errors;
     long calls[NOPS][NPOINTS];
 } tally;
 
@@ -501,7 +511,14 @@ static int run_injected(fixture *f, const operation *op, const point *p, long k,
     /* The store as the failed call left it. */
     snapshot mid = snap_take(f->dir);
     CHECK(snap_temp_files(&mid) == 0);
-    if (op->single_key) {
+    /* A flush that fails after the rename (of the directory, so that the new name lasts)
+     * cannot undo it: the call reports the error with the new value in place, and its
+     * durability unknown. Only then may a failed call leave the store as a clean run does. */
+    int late = strstr(p->name, "sync") && snap_same(&mid, after_ref);
+    t->late_errors += late;
+    if (late) {
+        /* the store is as after the call: nothing more to compare */
+    } else if (op->single_key) {
         /* Files byte for byte as before; directories the call created may stay (counted). */
         snapshot kept = {0}; /* shallow: mid without those directories */
         for (size_t i = 0; i < mid.n; i++)
@@ -523,7 +540,8 @@ static int run_injected(fixture *f, const operation *op, const point *p, long k,
 
     /* The handle stays usable: the same call succeeds and leaves what a clean run leaves. */
     zarr_status again = op->run(f);
-    if (!CHECK_OK(again)) fprintf(stderr, "  (retrying after the failure)\n");
+    if (!(late && again == ZARR_ERR_ALREADY_EXISTS) && !CHECK_OK(again)) /* creating again */
+        fprintf(stderr, "  (retrying after the failure)\n");
     snapshot end = snap_take(f->dir);
     CHECK(snap_equal(&end, after_ref, "after the retry"));
     snap_free(&end);
@@ -577,7 +595,10 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    char *base = tmpdir_make();
+    /* In memory (/dev/shm) where there is one: the calls made are the same, and the flushes
+     * of the fsync runs cost nothing, which keeps the test well under a minute. */
+    char shm[] = "/dev/shm/libzarr-fault-XXXXXX";
+    char *base = access("/dev/shm", W_OK) == 0 && mkdtemp(shm) ? strdup(shm) : tmpdir_make();
     fixture f = {strdup(strf("%s/store", base)), NULL, 0, 2, NULL, NULL};
     const struct {
         const char *label, *options;
@@ -599,11 +620,8 @@ int main(int argc, char **argv) {
         int fsync_on = f.options != NULL;
         zarr_store *probe = NULL;
         if (f.options &&
-            zarr_store_open_options(f.dir, ZARR_MODE_WRITE, f.options, &probe) != ZARR_OK) {
-            printf("store option %s not accepted (%s): that mode is skipped\n", f.options,
-                   zarr_last_error());
+            !CHECK_OK(zarr_store_open_options(f.dir, ZARR_MODE_WRITE, f.options, &probe)))
             continue;
-        }
         zarr_store_close(probe);
         printf("== %s\n", label);
         tally t;
@@ -658,10 +676,11 @@ int main(int argc, char **argv) {
                 else printf(" %9ld", t.calls[o][pi]);
             printf("\n");
         }
-        printf("runs %ld (injected %ld), error statuses %ld, success despite a failed call %ld, "
-               "runs with violations %ld, directories left by failed calls %ld\n",
-               t.runs, t.failures + t.injected_ok, t.failures, t.injected_ok, t.violations,
-               t.extra_dirs);
+        printf("runs %ld (injected %ld), error statuses %ld (%ld of them after the change was in "
+               "place: a failed flush), success despite a failed call %ld, runs with violations "
+               "%ld, directories left by failed calls %ld\n",
+               t.runs, t.failures + t.injected_ok, t.failures, t.late_errors, t.injected_ok,
+               t.violations, t.extra_dirs);
         total_runs += t.runs;
         total_failures += t.failures;
         total_injected_ok += t.injected_ok;
