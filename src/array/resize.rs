@@ -44,8 +44,14 @@ impl Array {
                 .collect()
         };
         let new_grid = grid(new_shape);
-        let (kept, outside): (Vec<_>, Vec<_>) = self
-            .stored_chunks()?
+        // Only a dimension that shrinks leaves chunks, or parts of them, outside: a grow (every
+        // append) needs no listing of the stored chunks.
+        let shrinks = new_shape.iter().zip(&old_shape).any(|(new, old)| new < old);
+        let stored_chunks = match shrinks {
+            true => self.stored_chunks()?,
+            false => Vec::new(),
+        };
+        let (kept, outside): (Vec<_>, Vec<_>) = stored_chunks
             .into_iter()
             .partition(|coords| coords.iter().zip(&new_grid).all(|(c, n)| c < n));
         parallel::run(|| {
