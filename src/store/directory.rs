@@ -183,6 +183,29 @@ impl DirectoryStore {
     }
 }
 
+/// Whether the failure `e` to read `key` at `path` means the key is missing (`Ok`): nothing is
+/// there. A directory there, or a link to nothing, is an error naming the key, never a
+/// missing value (which would read as the fill value).
+fn missing_or_error(path: &Path, key: &str, e: std::io::Error) -> Result<()> {
+    let nothing = matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
+    match fs::symlink_metadata(path) {
+        Err(_) if nothing => Ok(()),
+        Ok(m) if m.is_dir() => Err(Error::io(
+            format!("key {key:?} is a directory, {}", path.display()),
+            e,
+        )),
+        Ok(m) if m.is_symlink() && nothing => Err(Error::io(
+            format!(
+                "key {key:?}: {} is a link to {:?}, which",
+                path.display(),
+                fs::read_link(path).unwrap_or_default()
+            ),
+            e,
+        )),
+        _ => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
 /// How long a temporary file must have been left unchanged before it may be an orphan.
 const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -327,23 +350,24 @@ impl Store for DirectoryStore {
         buf.clear();
         match fs::File::open(&file).and_then(|mut f| f.read_to_end(buf)) {
             Ok(_) => Ok(true),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                Ok(false)
-            }
-            Err(e) if file.is_dir() => Err(Error::io(format!("key {key:?} is a directory"), e)),
-            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+            Err(e) => missing_or_error(&file, key, e).map(|()| false),
         }
     }
 
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
         let path = self.file(key)?;
-        let opened = fs::File::open(&path).and_then(|f| Ok((f.metadata()?.len(), f)));
+        let opened = fs::File::open(&path).and_then(|f| Ok((f.metadata()?, f)));
         match opened {
-            Ok((len, file)) => Ok(Some(Box::new(FileValue { file, len, path }))),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                Ok(None)
-            }
-            Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+            Ok((m, _)) if m.is_dir() => Err(Error::Io(format!(
+                "key {key:?} is a directory, {}",
+                path.display()
+            ))),
+            Ok((m, file)) => Ok(Some(Box::new(FileValue {
+                file,
+                len: m.len(),
+                path,
+            }))),
+            Err(e) => missing_or_error(&path, key, e).map(|()| None),
         }
     }
 
@@ -358,12 +382,12 @@ impl Store for DirectoryStore {
     fn value_len(&self, key: &str) -> Result<Option<u64>> {
         let file = self.file(key)?;
         match fs::metadata(&file) {
-            Ok(m) if m.is_file() => Ok(Some(m.len())),
-            Ok(_) => Ok(None),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                Ok(None)
-            }
-            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+            Ok(m) if m.is_dir() => Err(Error::Io(format!(
+                "key {key:?} is a directory, {}",
+                file.display()
+            ))),
+            Ok(m) => Ok(Some(m.len())),
+            Err(e) => missing_or_error(&file, key, e).map(|()| None),
         }
     }
 
@@ -458,6 +482,29 @@ mod tests {
         fs::write(root.join(format!(".k{TEMP_MARKER}1-1")), b"partial").unwrap();
         assert_eq!(store.list_dir("").unwrap(), vec!["k"]);
         assert_eq!(store.list_prefix("").unwrap(), vec!["k"]);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_key_that_cannot_be_read_is_an_error_not_a_missing_value() {
+        let root = temp_root("unreadable");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/libzarr", root.join("dangling")).unwrap();
+        fs::create_dir(root.join("dir")).unwrap();
+        for key in ["dangling", "dir"] {
+            let mut buf = Vec::new();
+            for outcome in [
+                store.get_into(key, &mut buf).map(drop),
+                store.open_value(key).map(drop),
+                store.value_len(key).map(drop),
+            ] {
+                match outcome {
+                    Err(Error::Io(m)) => assert!(m.contains(key), "{m}"),
+                    other => panic!("{key}: {other:?}"),
+                }
+            }
+        }
+        assert!(!store.get_into("missing", &mut Vec::new()).unwrap());
         fs::remove_dir_all(&root).unwrap();
     }
 
