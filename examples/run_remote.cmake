@@ -1,6 +1,7 @@
 # Runs examples/remote.c (PROGRAM) against the test servers scripts/servers.sh starts: uploads
 # the demo's store (DEMO_STORE) to the S3 bucket and reads it back, then reads it from the web
 # server. Without the servers the test is skipped, unless LIBZARR_REMOTE_TESTS=required.
+# LAUNCHER (optional, a list) is a command the program runs under, e.g. valgrind.
 if(NOT DEFINED ENV{LIBZARR_TEST_S3_ENDPOINT})
   if("$ENV{LIBZARR_REMOTE_TESTS}" STREQUAL "required")
     message(FATAL_ERROR "LIBZARR_TEST_S3_ENDPOINT is not set: start the servers (scripts/servers.sh)")
@@ -17,7 +18,7 @@ set(ENV{AWS_REGION} "us-east-1")
 string(RANDOM LENGTH 12 ALPHABET 0123456789abcdef tag)
 
 function(run_example)
-  execute_process(COMMAND "${PROGRAM}" ${ARGV} RESULT_VARIABLE status)
+  execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" ${ARGV} RESULT_VARIABLE status)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "${PROGRAM} ${ARGV} failed (${status})")
   endif()
