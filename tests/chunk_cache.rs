@@ -246,7 +246,7 @@ fn layouts_read_through_the_cache_as_without_it() {
     for meta in metas {
         let store = memory();
         let plain = create(&store, meta.clone());
-        let values: Vec<u32> = (0..63).map(|i| i * 2654435761u32).collect();
+        let values: Vec<u32> = (0..63u32).map(|i| i.wrapping_mul(2654435761)).collect();
         plain
             .write_region(&[0, 0], &[9, 7], &bytes_of(&values))
             .unwrap();
