@@ -11,6 +11,8 @@ mod resize;
 mod selection;
 mod status;
 mod store;
+#[cfg(test)]
+mod tests;
 mod vlen;
 
 pub use array::*;
