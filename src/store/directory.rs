@@ -183,17 +183,15 @@ impl DirectoryStore {
     }
 }
 
-/// Whether the failure `e` to read `key` at `path` means the key is missing (`Ok`): nothing is
-/// there. A directory there, or a link to nothing, is an error naming the key, never a
-/// missing value (which would read as the fill value).
+/// Whether the failure `e` to read `key` at `path` means the key has no value (`Ok`): nothing
+/// is there, or a directory (which holds keys below it, as in zarr-python's stores). A link to
+/// nothing is an error naming the key, never a missing value (which would read as the fill
+/// value).
 fn missing_or_error(path: &Path, key: &str, e: std::io::Error) -> Result<()> {
     let nothing = matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
     match fs::symlink_metadata(path) {
         Err(_) if nothing => Ok(()),
-        Ok(m) if m.is_dir() => Err(Error::io(
-            format!("key {key:?} is a directory, {}", path.display()),
-            e,
-        )),
+        Ok(m) if m.is_dir() => Ok(()),
         Ok(m) if m.is_symlink() && nothing => Err(Error::io(
             format!(
                 "key {key:?}: {} is a link to {:?}, which",
@@ -345,6 +343,8 @@ impl Store for DirectoryStore {
         Ok(self.get_into(key, &mut buf)?.then_some(buf))
     }
 
+    /// A directory at `key` holds the keys below it and is no value itself (as `contains`
+    /// and `value_len` say, and as zarr-python's stores read it).
     fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
         let file = self.file(key)?;
         buf.clear();
@@ -358,10 +358,8 @@ impl Store for DirectoryStore {
         let path = self.file(key)?;
         let opened = fs::File::open(&path).and_then(|f| Ok((f.metadata()?, f)));
         match opened {
-            Ok((m, _)) if m.is_dir() => Err(Error::Io(format!(
-                "key {key:?} is a directory, {}",
-                path.display()
-            ))),
+            // A directory holds keys below it and no value, as in zarr-python's stores.
+            Ok((m, _)) if m.is_dir() => Ok(None),
             Ok((m, file)) => Ok(Some(Box::new(FileValue {
                 file,
                 len: m.len(),
@@ -382,10 +380,7 @@ impl Store for DirectoryStore {
     fn value_len(&self, key: &str) -> Result<Option<u64>> {
         let file = self.file(key)?;
         match fs::metadata(&file) {
-            Ok(m) if m.is_dir() => Err(Error::Io(format!(
-                "key {key:?} is a directory, {}",
-                file.display()
-            ))),
+            Ok(m) if m.is_dir() => Ok(None),
             Ok(m) => Ok(Some(m.len())),
             Err(e) => missing_or_error(&file, key, e).map(|()| None),
         }
@@ -474,6 +469,24 @@ mod tests {
         assert!(!root.exists());
     }
 
+    /// A directory is where keys below it live, not a value: reading it finds nothing, as
+    /// `contains` and `value_len` say (and as zarr-python's stores read it), instead of
+    /// failing with an I/O error.
+    #[test]
+    fn a_directory_is_not_a_value() {
+        let root = temp_root("dir-key");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
+        store.set("a/b", b"v").unwrap();
+        assert!(!store.contains("a").unwrap());
+        assert_eq!(store.value_len("a").unwrap(), None);
+        assert_eq!(store.get("a").unwrap(), None);
+        let mut buf = b"old".to_vec();
+        assert!(!store.get_into("a", &mut buf).unwrap());
+        assert!(store.open_value("a").unwrap().is_none());
+        assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"v"[..]));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn listing_hides_temporary_files() {
         let root = temp_root("temp");
@@ -486,25 +499,22 @@ mod tests {
     }
 
     #[test]
-    fn a_key_that_cannot_be_read_is_an_error_not_a_missing_value() {
+    fn a_link_to_nothing_is_an_error_not_a_missing_value() {
         let root = temp_root("unreadable");
         let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
         std::os::unix::fs::symlink("/nonexistent/libzarr", root.join("dangling")).unwrap();
-        fs::create_dir(root.join("dir")).unwrap();
-        for key in ["dangling", "dir"] {
-            let mut buf = Vec::new();
-            for outcome in [
-                store.get_into(key, &mut buf).map(drop),
-                store.open_value(key).map(drop),
-                store.value_len(key).map(drop),
-            ] {
-                match outcome {
-                    Err(Error::Io(m)) => assert!(m.contains(key), "{m}"),
-                    other => panic!("{key}: {other:?}"),
-                }
+        let mut buf = Vec::new();
+        for outcome in [
+            store.get_into("dangling", &mut buf).map(drop),
+            store.open_value("dangling").map(drop),
+            store.value_len("dangling").map(drop),
+        ] {
+            match outcome {
+                Err(Error::Io(m)) => assert!(m.contains("dangling"), "{m}"),
+                other => panic!("{other:?}"),
             }
         }
-        assert!(!store.get_into("missing", &mut Vec::new()).unwrap());
+        assert!(!store.get_into("missing", &mut buf).unwrap());
         fs::remove_dir_all(&root).unwrap();
     }
 
