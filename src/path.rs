@@ -71,8 +71,13 @@ pub fn ancestors(path: &str) -> Vec<String> {
     out
 }
 
+/// Marks the temporary files the directory store writes through (listings never show them),
+/// so no key may hold it.
+pub const TEMP_MARKER: &str = ".libzarr-partial-";
+
 /// Checks that a store key is safe to map onto a file system: non-empty `/`-separated segments,
-/// none of them `.` or `..`, no NUL and no leading `/`.
+/// none of them `.` or `..`, no NUL, no leading `/`, and not the directory store's
+/// temporary-file marker ([`TEMP_MARKER`]: such a key would be stored but never listed).
 pub fn validate_key(key: &str) -> Result<()> {
     let bad = key.is_empty()
         || key.contains('\0')
@@ -82,6 +87,11 @@ pub fn validate_key(key: &str) -> Result<()> {
     if bad {
         return Err(Error::InvalidPath(format!(
             "store key {key:?} is not a valid key"
+        )));
+    }
+    if key.contains(TEMP_MARKER) {
+        return Err(Error::InvalidPath(format!(
+            "store key {key:?} holds {TEMP_MARKER:?}, which marks temporary files"
         )));
     }
     Ok(())
@@ -144,7 +154,16 @@ mod tests {
     #[test]
     fn validates_keys_and_prefixes() {
         assert!(validate_key("a/0.0").is_ok());
-        for bad in ["", "/a", "a//b", "a/", "../x", "a/./b", "a\0"] {
+        for bad in [
+            "",
+            "/a",
+            "a//b",
+            "a/",
+            "../x",
+            "a/./b",
+            "a\0",
+            "a/.0.libzarr-partial-12-3",
+        ] {
             assert!(validate_key(bad).is_err(), "{bad:?}");
         }
         assert!(validate_prefix("").is_ok());

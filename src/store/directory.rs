@@ -2,14 +2,11 @@
 
 use super::{read_file_at, OpenMode, Store, ValueReader};
 use crate::error::{Error, Result};
-use crate::path::{validate_key, validate_prefix};
+use crate::path::{validate_key, validate_prefix, TEMP_MARKER};
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Marks the temporary files a write goes through; listings never show them.
-const TEMP_MARKER: &str = ".libzarr-partial-";
 
 /// Numbers the temporary files of this process, whichever store handle writes them, so that
 /// two writes never share one.
@@ -484,6 +481,26 @@ mod tests {
         assert!(!store.get_into("a", &mut buf).unwrap());
         assert!(store.open_value("a").unwrap().is_none());
         assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"v"[..]));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Listings hide every name holding the temporary-file marker, so a key holding it would
+    /// be stored but never listed (and could be taken for a temporary file): it is refused.
+    #[test]
+    fn a_key_named_like_a_temporary_file_is_refused() {
+        let root = temp_root("marker-key");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
+        for key in [
+            format!(".k{TEMP_MARKER}1-0"),
+            format!("a/x{TEMP_MARKER}"),
+            format!("a{TEMP_MARKER}b/c"),
+        ] {
+            assert!(
+                matches!(store.set(&key, b"v"), Err(Error::InvalidPath(_))),
+                "{key:?}"
+            );
+        }
+        assert!(store.list_prefix("").unwrap().is_empty());
         fs::remove_dir_all(&root).unwrap();
     }
 
