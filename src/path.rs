@@ -25,7 +25,8 @@ pub fn last_segment(key: &str) -> &str {
 
 /// Normalises a logical path: `\` becomes `/`, leading and trailing `/` are stripped and runs
 /// of `/` collapse into one. A `.` or `..` segment, a segment named like a metadata key
-/// (`.zarray`, `.zgroup`, `.zattrs`, `zarr.json`, `.zmetadata`), or a NUL character is an error.
+/// (`.zarray`, `.zgroup`, `.zattrs`, `zarr.json`, `.zmetadata`), a segment holding
+/// [`TEMP_MARKER`] (no key below it could be stored), or a NUL character is an error.
 /// The root is the empty string.
 pub fn normalize(path: &str) -> Result<String> {
     if path.contains('\0') {
@@ -43,6 +44,11 @@ pub fn normalize(path: &str) -> Result<String> {
     if let Some(bad) = segments.iter().find(|s| RESERVED_NAMES.contains(s)) {
         return Err(Error::InvalidPath(format!(
             "{path:?} has a {bad:?} segment, which is reserved for metadata"
+        )));
+    }
+    if let Some(bad) = segments.iter().find(|s| s.contains(TEMP_MARKER)) {
+        return Err(Error::InvalidPath(format!(
+            "{path:?} has a {bad:?} segment, holding {TEMP_MARKER:?}, which marks temporary files"
         )));
     }
     Ok(segments.join("/"))
@@ -135,6 +141,7 @@ mod tests {
             "b/.zattrs/c",
             ".zmetadata",
             "a/zarr.json",
+            "g/x.libzarr-partial-1-2",
         ] {
             assert!(
                 matches!(normalize(bad), Err(Error::InvalidPath(_))),
