@@ -222,3 +222,108 @@ pub fn codec_document(i: usize) -> String {
     }
     serde_json::Value::Object(doc).to_string()
 }
+
+/// A small deterministic generator (xorshift64*) for the bulk values of structured targets,
+/// so that an input stays small and reproduces.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed` (any value).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// `n` random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| (self.next_u64() >> 32) as u8).collect()
+    }
+}
+
+/// A new temporary file holding `bytes`, its name ending in `suffix`; in `/dev/shm` when
+/// there is one (no disk writes per execution). Removed when dropped.
+pub fn temp_file(suffix: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("libzarr-fuzz-").suffix(suffix);
+    let mut file = match builder.tempfile_in(scratch_dir()) {
+        Ok(file) => file,
+        Err(_) => builder.tempfile().expect("a temporary file"),
+    };
+    std::io::Write::write_all(&mut file, bytes).expect("writing a temporary file");
+    file
+}
+
+/// A new temporary directory, in `/dev/shm` when there is one. Removed when dropped.
+pub fn temp_dir() -> tempfile::TempDir {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("libzarr-fuzz-");
+    match builder.tempdir_in(scratch_dir()) {
+        Ok(dir) => dir,
+        Err(_) => builder.tempdir().expect("a temporary directory"),
+    }
+}
+
+fn scratch_dir() -> std::path::PathBuf {
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// The sharding configurations of the `shard` target: each the `codecs` of a 16 × 16 `int32`
+/// array in one shard (key `c/0/0`); the data type when not `int32`.
+pub const SHARDS: &[(&str, &str)] = &[
+    (
+        r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 4], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}], "index_location": "end"}}]"#,
+        "int32",
+    ),
+    (
+        r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 8], "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "index_location": "start"}}]"#,
+        "int32",
+    ),
+    (
+        r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 8], "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 4], "codecs": [{"name": "bytes"}, {"name": "gzip"}], "index_location": "start"}}], "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]"#,
+        "int32",
+    ),
+    (
+        r#"[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 16], "codecs": [{"name": "bytes"}, {"name": "crc32c"}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}]}}]"#,
+        "int32",
+    ),
+    (
+        r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 4], "codecs": [{"name": "bytes"}]}}, {"name": "gzip"}]"#,
+        "int32",
+    ),
+    (
+        r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 4], "codecs": [{"name": "vlen-utf8"}, {"name": "zstd"}]}}]"#,
+        "string",
+    ),
+    (
+        r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [16, 16], "codecs": [{"name": "packbits"}]}}]"#,
+        "bool",
+    ),
+];
+
+/// The `zarr.json` of `SHARDS[i]`.
+pub fn shard_document(i: usize) -> String {
+    let (codecs, dtype) = SHARDS[i];
+    let fill = match dtype {
+        "string" => serde_json::json!(""),
+        "bool" => serde_json::json!(false),
+        _ => serde_json::json!(-1),
+    };
+    serde_json::json!({"zarr_format": 3, "node_type": "array", "shape": [16, 16],
+        "data_type": dtype, "fill_value": fill,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 16]}},
+        "chunk_key_encoding": {"name": "default"},
+        "codecs": serde_json::from_str::<serde_json::Value>(codecs).expect("JSON")})
+    .to_string()
+}

@@ -1,7 +1,11 @@
 //! Writes the seed corpora into `fuzz/corpus/<target>/` (committed): for `chunk_decode` a
-//! chunk libzarr wrote through each array of `libzarr_fuzz::CODECS`; for `metadata` valid
+//! chunk libzarr wrote through each array of `libzarr_fuzz::CODECS`; for `shard` a shard
+//! written through each configuration of `libzarr_fuzz::SHARDS`; for `metadata` valid
 //! documents of each kind; for `store_image` packed stores: the repository's fixture stores
-//! and small v2 and v3 hierarchies libzarr writes.
+//! and small v2 and v3 hierarchies libzarr writes; for `zip_archive` those hierarchies as zip
+//! stores libzarr writes; for the structured targets (`selection`, `c_api`, `key_path`) a few
+//! byte patterns. Files it does not write are left alone: `fuzz/seeds/python_seeds.py` adds
+//! stores zarr-python writes.
 //!
 //!     cargo run --release --manifest-path fuzz/Cargo.toml --bin make_seeds
 
@@ -13,7 +17,6 @@ fn main() {
     let fuzz = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let corpus = |target: &str| {
         let dir = fuzz.join("corpus").join(target);
-        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
     };
@@ -27,6 +30,33 @@ fn main() {
             .unwrap();
         let seed = [&[i as u8][..], &chunk.expect("a chunk written")].concat();
         std::fs::write(dir.join(format!("codec-{i:02}")), seed).unwrap();
+    }
+
+    let dir = corpus("shard");
+    for i in 0..libzarr_fuzz::SHARDS.len() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let array = Array::create(store.clone(), "a", &libzarr_fuzz::shard_document(i)).unwrap();
+        fill(&array);
+        // Inner chunks of the fill value are left out of the shard: empty index entries.
+        if array.object_codec().is_none() {
+            let fill = array.fill_native().repeat(16 * 4);
+            array.write_region(&[4, 0], &[4, 16], &fill).unwrap();
+        }
+        let shard = store.get("a/c/0/0").unwrap().expect("a shard written");
+        // The pick byte, then two boxes: one inner chunk's corner, and a middle band.
+        let head = [i as u8, 0, 0, 0, 0, 3, 2, 6, 9];
+        let seed = [&head[..], &shard].concat();
+        std::fs::write(dir.join(format!("shard-{i:02}")), seed).unwrap();
+    }
+
+    for (target, patterns) in [("selection", 4u8), ("c_api", 4), ("key_path", 2)] {
+        let dir = corpus(target);
+        for p in 0..patterns {
+            let seed: Vec<u8> = (0..256u32)
+                .map(|k| (k * (2 * p as u32 + 1) + 7 * p as u32) as u8)
+                .collect();
+            std::fs::write(dir.join(format!("pattern-{p}")), seed).unwrap();
+        }
     }
 
     let dir = corpus("metadata");
@@ -60,6 +90,21 @@ fn main() {
         let packed = libzarr_fuzz::pack(values.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
         std::fs::write(dir.join(name), packed).unwrap();
     }
+    let zips = corpus("zip_archive");
+    let scratch = std::env::temp_dir().join(format!("libzarr-seeds-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    for (name, prefix) in [("v2", "v2/"), ("v3", "v3/")] {
+        let path = scratch.join(format!("{name}.zip"));
+        let zip = StoreHandle::open(path.to_str().unwrap(), OpenMode::Write).unwrap();
+        for key in hierarchy.list_prefix(prefix).unwrap() {
+            zip.set(&key[prefix.len()..], &hierarchy.get(&key).unwrap().unwrap())
+                .unwrap();
+        }
+        zip.close().unwrap();
+        drop(zip);
+        std::fs::copy(&path, zips.join(format!("libzarr-{name}.zip"))).unwrap();
+    }
+    std::fs::remove_dir_all(&scratch).unwrap();
     let fixtures = fuzz.join("../tests/fixtures");
     for store in stores_below(&fixtures) {
         let mut members = Vec::new();
