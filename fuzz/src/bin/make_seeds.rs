@@ -2,7 +2,7 @@
 //! chunk libzarr wrote through each array of `libzarr_fuzz::CODECS`; for `shard` a shard
 //! written through each configuration of `libzarr_fuzz::SHARDS`; for `metadata` valid
 //! documents of each kind; for `store_image` packed stores: the repository's fixture stores
-//! and small v2 and v3 hierarchies libzarr writes; for `zip_archive` those hierarchies as zip
+//! and small v2 and v3 hierarchies libzarr writes; for `zip_archive` those stores as zip
 //! stores libzarr writes; for the structured targets (`selection`, `c_api`, `key_path`) a few
 //! byte patterns. Files it does not write are left alone: `fuzz/seeds/python_seeds.py` adds
 //! stores zarr-python writes.
@@ -105,6 +105,7 @@ fn main() {
         std::fs::copy(&path, zips.join(format!("libzarr-{name}.zip"))).unwrap();
     }
     std::fs::remove_dir_all(&scratch).unwrap();
+    let dir = corpus("store_image");
     let fixtures = fuzz.join("../tests/fixtures");
     for store in stores_below(&fixtures) {
         let mut members = Vec::new();
@@ -115,7 +116,17 @@ fn main() {
             .unwrap()
             .to_string_lossy()
             .replace('/', "_");
-        std::fs::write(dir.join(name), packed).unwrap();
+        std::fs::write(dir.join(&name), packed).unwrap();
+        // The same store as a zip libzarr writes.
+        let path = std::env::temp_dir().join(format!("libzarr-seed-{}.zip", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let zip = StoreHandle::open(path.to_str().unwrap(), OpenMode::Write).unwrap();
+        for (key, value) in &members {
+            zip.set(key, value).unwrap();
+        }
+        zip.close().unwrap();
+        drop(zip);
+        std::fs::rename(&path, zips.join(format!("{name}.zip"))).unwrap();
     }
 }
 
