@@ -88,8 +88,9 @@ pub unsafe extern "C" fn zarr_store_open(
 ///   error, never as the fill value). With true, every write is on the disk when its call
 ///   returns: the new file is flushed before the rename and its directory after, as
 ///   tensorstore does, at the cost of two flushes per chunk, shard or document written;
-/// - directory, S3, Azure and GCS stores: `process_synchronizer`, a lock directory (created if
-///   missing) on a file system every writer sees. Every write of a chunk, shard or metadata
+/// - directory, S3, Azure and GCS stores: `process_synchronizer`, a lock directory on a file
+///   system every writer sees (created if missing when the store is opened for writing; a
+///   read-only store takes no locks). Every write of a chunk, shard or metadata
 ///   document then holds the lock of the file named by its key in that directory, the lock
 ///   zarr-python 2's `ProcessSynchronizer` takes on the same file, so processes (C or Python)
 ///   writing regions that share chunks lose none of each other's values. Lock files stay.

@@ -394,9 +394,11 @@ impl StoreHandle {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| location.to_string()),
         };
+        // Only writes take locks: a read-only store leaves the lock directory alone.
         let process_locks = options
             .process_synchronizer
             .as_deref()
+            .filter(|_| mode == OpenMode::Write)
             .map(ProcessLocks::open)
             .transpose()?;
         Ok(Arc::new(StoreHandle {
