@@ -248,7 +248,13 @@ impl Array {
         let mut doc = self.metadata.document_json(&self.shape());
         if self.zarr_format() == 3 {
             let attributes = metadata::python_constants_masked(&self.attributes()?);
-            doc["attributes"] = serde_json::from_str(&attributes).unwrap_or_default();
+            let attributes: Value = serde_json::from_str(&attributes).unwrap_or_default();
+            // A document without the member (as tensorstore writes it) keeps going without,
+            // unless attributes were written since.
+            let empty = attributes.as_object().is_some_and(|a| a.is_empty());
+            if doc.get("attributes").is_some() || !empty {
+                doc["attributes"] = attributes;
+            }
         }
         Ok(doc)
     }
