@@ -107,4 +107,28 @@ mod tests {
         );
         fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn a_lock_directory_that_cannot_be_made_is_an_error_naming_it() {
+        let file = std::env::temp_dir().join(format!("libzarr-lockfile-{}", std::process::id()));
+        fs::write(&file, b"not a directory").unwrap();
+        let below = file.join("locks");
+        match ProcessLocks::open(below.to_str().unwrap()) {
+            Err(Error::Io(m)) => {
+                assert!(m.contains("lock directory") && m.contains("locks"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // A key whose lock file cannot be made (its parent is a file) names the lock file.
+        let dir = std::env::temp_dir().join(format!("libzarr-locks-bad-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let locks = ProcessLocks::open(dir.to_str().unwrap()).unwrap();
+        fs::write(dir.join("a"), b"").unwrap();
+        match locks.lock("a/0.0") {
+            Err(Error::Io(m)) => assert!(m.contains("locking") && m.contains("a/0.0"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        fs::remove_dir_all(&dir).unwrap();
+        fs::remove_file(&file).unwrap();
+    }
 }
