@@ -779,15 +779,35 @@ impl StoreHandle {
     }
 }
 
+/// Destinations of reads at least this long start on a [`READ_ALIGNMENT`] boundary.
+#[cfg(unix)]
+const ALIGNED_READ_MIN: usize = 64 * 1024;
+
+/// The alignment large reads give their destination: on some x86 processors (AMD EPYC with
+/// `fsrm` among them) the kernel copies into user memory at 15–18 GB/s when the destination is
+/// 64-byte aligned and at 2.7 GB/s when it is 16 bytes past, which is where glibc's `malloc`
+/// puts large buffers.
+#[cfg(unix)]
+const READ_ALIGNMENT: usize = 64;
+
 /// Fills `buf` from `offset` of `file` without moving a shared cursor (so threads may share
-/// the file).
+/// the file). A large `buf` not on a 64-byte boundary is filled in two reads: the few bytes up
+/// to the boundary, then the rest, so the bulk of the copy lands aligned whoever allocated
+/// `buf`.
 #[cfg(unix)]
 pub(crate) fn read_file_at(
     file: &std::fs::File,
     offset: u64,
     buf: &mut [u8],
 ) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    use std::os::unix::fs::FileExt;
+    let head = buf.as_ptr().align_offset(READ_ALIGNMENT);
+    if buf.len() < ALIGNED_READ_MIN || head == 0 || head >= buf.len() {
+        return file.read_exact_at(buf, offset);
+    }
+    let (first, rest) = buf.split_at_mut(head);
+    file.read_exact_at(first, offset)?;
+    file.read_exact_at(rest, offset + head as u64)
 }
 
 /// Fills `buf` from `offset` of `file` without moving a shared cursor (so threads may share
@@ -813,6 +833,29 @@ pub(crate) fn read_file_at(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn reads_into_buffers_at_any_address_fill_them_exactly() {
+        let path = std::env::temp_dir().join(format!("libzarr-read-at-{}", std::process::id()));
+        let value: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &value).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let mut buf = vec![0u8; 200_000];
+        for shift in [0, 1, 16, 63, 64] {
+            for (offset, len) in [(0, 150_000), (7, 100), (3, 199_000), (100_000, 65_536)] {
+                let out = &mut buf[shift..shift + len];
+                read_file_at(&file, offset as u64, out).unwrap();
+                assert!(
+                    out[..] == value[offset..offset + len],
+                    "{shift} {offset} {len}"
+                );
+            }
+        }
+        let tail = &mut buf[1..100_001];
+        let err = read_file_at(&file, 250_000, tail).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+        std::fs::remove_file(&path).unwrap();
+    }
 
     /// Behaviour every backend must share.
     pub fn exercise_store(store: &dyn Store) {
