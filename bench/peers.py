@@ -11,6 +11,7 @@ import sys
 import time
 import warnings
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
@@ -46,6 +47,43 @@ def rchar():
             return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
     except OSError:
         return None
+
+
+def status_bytes(field):
+    """A field of /proc/self/status in bytes (Linux; None elsewhere)."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field))
+    except OSError:
+        return None
+
+
+def reset_peak_memory():
+    """Resets the peak resident memory to the current size (5 to /proc/self/clear_refs) and
+    returns that size: the same measure as the Rust worker's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return status_bytes("VmRSS:")
+
+
+def read_boxes_in_threads(read, starts, count, threads, sink):
+    """Reads each box once from `threads` threads at once (thread t takes boxes t, t +
+    threads, ...), each result handed to `sink` in the boxes' order when it verifies."""
+    kept = {}
+
+    def work(t):
+        for i in range(t, len(starts), threads):
+            values = read(box(starts[i], count))
+            if sink.crc is not None:
+                kept[i] = values
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(work, range(threads)))
+    for i in sorted(kept):
+        sink.take(kept[i])
 
 
 class TensorStore:
@@ -98,6 +136,10 @@ class TensorStore:
         for start in starts:
             sink.take(array[box(start, count)].read().result())
 
+    def read_boxes_threads(self, path, starts, count, threads, sink):
+        array = self.open(path, read=True)
+        read_boxes_in_threads(lambda b: array[b].read().result(), starts, count, threads, sink)
+
     def read_strided(self, path, step, sink):
         array = self.open(path, read=True)
         sink.take(array[(slice(None, None, step),) * array.rank].read().result())
@@ -145,6 +187,10 @@ class ZarrPython:
         for start in starts:
             sink.take(array[box(start, count)])
 
+    def read_boxes_threads(self, path, starts, count, threads, sink):
+        array = self.open_array(path)
+        read_boxes_in_threads(lambda b: array[b], starts, count, threads, sink)
+
     def read_strided(self, path, step, sink):
         array = self.open_array(path)
         sink.take(array[(slice(None, None, step),) * array.ndim])
@@ -183,6 +229,9 @@ class Worker:
             run = lambda: impl.read_all(path, sink)
         elif op == "read_boxes":
             run = lambda: impl.read_boxes(path, request["starts"], request["count"], sink)
+        elif op == "read_boxes_threads":
+            run = lambda: impl.read_boxes_threads(path, request["starts"], request["count"],
+                                                  request["threads"], sink)
         elif op == "read_strided":
             run = lambda: impl.read_strided(path, request["step"], sink)
         elif op == "write":
@@ -190,13 +239,17 @@ class Worker:
             run = lambda: impl.write(path, request["metadata"], values)
         else:
             raise ValueError(f"unknown op {op!r}")
+        resident = reset_peak_memory()
         before = rchar()
         start = time.perf_counter()
         run()
         seconds = time.perf_counter() - start
         after = rchar()
         read_bytes = after - before if before is not None and after is not None else None
-        return {"seconds": seconds, "crc32": sink.crc, "read_bytes": read_bytes}
+        peak = status_bytes("VmHWM:")
+        peak_bytes = max(0, peak - resident) if peak is not None and resident is not None else None
+        return {"seconds": seconds, "crc32": sink.crc, "read_bytes": read_bytes,
+                "peak_bytes": peak_bytes}
 
 
 def main():

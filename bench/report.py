@@ -12,12 +12,17 @@ from pathlib import Path
 
 import data as d
 
+PEERS = ("zarrs", "tensorstore", "zarr-python")
+
 OP_TEXT = {
     "write": "write: create the array and write all of it from memory into a fresh directory "
              "(encoding and files included; outputs removed between repetitions, untimed)",
     "read_all": "read_all: one read of the whole array into memory",
     "read_chunks": "read_chunks: one read per chunk, in C order of the chunk grid: 64 reads of "
                    "128³; for the sharded variant one per inner chunk, 4096 reads of 32³",
+    "read_chunks_threads": "read_chunks_threads: the same reads from 8 threads of the caller at "
+                           "once sharing one array handle (GDAL's pattern), thread t reading "
+                           "chunks t, t + 8, ...",
     "read_boxes": f"read_boxes: {d.BOX_COUNT} reads of random unaligned {d.BOX_SIZE}³ boxes "
                   f"(NumPy seed {d.BOX_SEED}; the same boxes for everyone)",
     "read_strided": f"read_strided: one read of [0:512:{d.STRIDE}] along every dimension "
@@ -68,14 +73,20 @@ def ratio(by_key, variant, op, impl):
     return None
 
 
+def best_peer_ratio(by_key, variant, op):
+    """libzarr's median time over the fastest peer's, and that peer."""
+    ratios = [(r, p) for p in PEERS if (r := ratio(by_key, variant, op, p)) is not None]
+    return max(ratios) if ratios else (None, None)
+
+
 def results_tables(run):
     by_key, variants = cells(run)
     ops = list(dict.fromkeys(t.op for t in run.tasks))
     notes, lines = {}, []
     for variant in variants:
         lines += [f"### {variant}: {d.VARIANTS[variant].title}", "",
-                  "| operation | " + " | ".join(run.impls) + " |",
-                  "|---|" + "---:|" * len(run.impls)]
+                  "| operation | " + " | ".join(run.impls) + " | libzarr / best peer |",
+                  "|---|" + "---:|" * (len(run.impls) + 1)]
         for op in ops:
             row = []
             for impl in run.impls:
@@ -89,9 +100,30 @@ def results_tables(run):
                     r = ratio(by_key, variant, op, impl)
                     shown = impl != "libzarr" and r is not None
                     row.append(f"{median(task) * 1e3:.0f} ms" + (f" ({r:.2f})" if shown else ""))
+            best, peer = best_peer_ratio(by_key, variant, op)
+            row.append(f"**{best:.2f}** ({peer})" if best is not None else "")
             lines.append(f"| {op} | " + " | ".join(row) + " |")
         lines.append("")
     lines += [f"[{n}] {note}" for note, n in notes.items()]
+    return "\n".join(lines)
+
+
+def memory_tables(run):
+    """Per variant: the most resident memory rose during one run of each cell (MiB)."""
+    by_key, variants = cells(run)
+    ops = list(dict.fromkeys(t.op for t in run.tasks))
+    lines = []
+    for variant in variants:
+        lines += [f"### {variant}", "", "| operation | " + " | ".join(run.impls) + " |",
+                  "|---|" + "---:|" * len(run.impls)]
+        for op in ops:
+            row = []
+            for impl in run.impls:
+                task = by_key.get((variant, op, impl))
+                peaks = [p for p in (task.peaks if task else []) if p is not None]
+                row.append(f"{max(peaks) / 2**20:.0f}" if peaks else "")
+            lines.append(f"| {op} | " + " | ".join(row) + " |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -200,6 +232,12 @@ def markdown(run, tables):
         "(each shard index read once per operation; plain `retrieve_array_subset` when not "
         "sharded); libzarr, tensorstore (cache pool 0) and zarr-python read a shard's index "
         "again for every read call (as their bytes read for read_chunks show).",
+        "- Output buffers: libzarr reads into buffers from `calloc`, as a C caller's `malloc` "
+        "gives them (large ones 16 bytes past a 64-byte boundary), reused across the boxes of "
+        "one operation; `libzarr-aligned` is libzarr reading into the same memory moved to a "
+        "64-byte boundary. zarrs reads into the same kind of buffer with "
+        "`retrieve_array_subset_into` (sharded: `retrieve_array_subset_sharded_opt`, which "
+        "allocates, copied over); tensorstore and zarr-python return new NumPy arrays.",
         *[f"- Reference: {text}" for text in refs],
         "- Warm cache: the data fit in RAM; one untimed pass of every task first fills the page "
         "cache and verifies each result by CRC-32 (written arrays are read back by "
@@ -212,6 +250,12 @@ def markdown(run, tables):
         f"- Noisiest cell, (max − min) / median: {spread(run)}. {contention_text(run)}", "",
         "## Implementations", "", implementations_table(run), "",
         "## Results", "", tables, "",
+        "## Peak memory (MiB)", "",
+        "How far the worker's resident memory rose above its level at the start of the call "
+        "(VmHWM after resetting it through /proc/self/clear_refs), the most over the timed "
+        "runs: output buffers included (a whole-array read's is 256 MiB), the worker's loaded "
+        "source data (for writes) not.", "",
+        memory_tables(run), "",
         "![ratios of libzarr's time to each peer's](ratios.png)", "",
         "## Array sizes on disk (MiB)", "", sizes_table(run), "",
         *bytes_read_section(run),
@@ -270,12 +314,13 @@ def plot(run, path):
 
 def write(run, directory: Path):
     directory.mkdir(parents=True, exist_ok=True)
-    raw = [{"variant": t.variant, "op": t.op, "impl": t.impl, "seconds": t.samples, "note": t.note}
-           for t in run.tasks]
+    raw = [{"variant": t.variant, "op": t.op, "impl": t.impl, "seconds": t.samples,
+            "peak_bytes": t.peaks, "note": t.note} for t in run.tasks]
     (directory / "raw.json").write_text(json.dumps(
         {"implementations": run.hellos, "tasks": raw, "bytes_read": run.bytes_read}, indent=1))
     tables = results_tables(run)
     print("\n" + implementations_table(run) + "\n\n" + tables)
+    print("\nPeak memory (MiB)\n\n" + memory_tables(run))
     print("\n".join(["", *bytes_read_section(run)]))
     print(f"\nwhole run: {run.seconds / 60:.1f} min; noisiest cell: {spread(run)}\n{contention_text(run)}")
     (directory / "RESULTS.md").write_text(markdown(run, tables))

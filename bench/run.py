@@ -21,11 +21,12 @@ import data as d
 import report
 
 BENCH = Path(__file__).resolve().parent
-OPS = ["write", "read_all", "read_chunks", "read_boxes", "read_strided"]
+OPS = ["write", "read_all", "read_chunks", "read_chunks_threads", "read_boxes", "read_strided"]
 PEERS = ["zarrs", "tensorstore", "zarr-python"]
+THREADS = 8  # the caller's threads of read_chunks_threads
 # The physical references run on the uncompressed variant only, and only these operations.
 REFERENCES = {"raw-files": ["read_all", "write"], "memcpy": ["read_all"]}
-IMPLS = ["libzarr", *PEERS, *REFERENCES]
+IMPLS = ["libzarr", "libzarr-aligned", *PEERS, *REFERENCES]
 PYTHON_IMPLS = {"tensorstore", "zarr-python"}
 VERIFIER = "zarrs"  # reads back every Zarr array written, so no writer checks itself
 
@@ -70,6 +71,7 @@ class Task:
     request: dict
     expected: int  # CRC-32 of what a read returns (for a write: of the array read back)
     samples: list = field(default_factory=list)
+    peaks: list = field(default_factory=list)  # bytes resident memory rose, per sample
     note: str = ""  # why there are no samples: unsupported, or a wrong result
 
     @property
@@ -87,12 +89,17 @@ def plan(data, variants, ops, impls, expected):
             for impl in impls:
                 if impl in REFERENCES and (variant != "none" or op not in REFERENCES[impl]):
                     continue
+                if impl == "libzarr-aligned" and op == "write":
+                    continue  # the same as libzarr's: no output buffer
                 request, crc = {"op": op, "path": array}, expected[variant][op]
                 if op == "write":
                     request.update(path=str(data.output(impl, variant)), source=str(data.source),
                                    metadata=d.VARIANTS[variant].metadata)
                 elif op == "read_chunks":
                     request.update(op="read_boxes", starts=d.chunk_starts(unit), count=list(unit))
+                elif op == "read_chunks_threads":
+                    request.update(op="read_boxes_threads", starts=d.chunk_starts(unit),
+                                   count=list(unit), threads=THREADS)
                 elif op == "read_boxes":
                     request.update(boxes)
                 elif op == "read_strided":
@@ -116,7 +123,8 @@ def expected_checksums(data, variants):
     }
     by_unit = {unit: d.crc(d.boxes_of(values, d.chunk_starts(unit), unit))
                for unit in {d.VARIANTS[v].read_unit for v in variants}}
-    return {v: {**common, "read_chunks": by_unit[d.VARIANTS[v].read_unit]} for v in variants}
+    return {v: {**common, "read_chunks": by_unit[d.VARIANTS[v].read_unit],
+                "read_chunks_threads": by_unit[d.VARIANTS[v].read_unit]} for v in variants}
 
 
 def cpu_seconds(pids):
@@ -164,7 +172,7 @@ def bytes_read(data, workers):
     crc = d.crc(d.boxes_of(data.load(), [start], size))
     measured = {}
     for impl, worker in workers.items():
-        if impl in REFERENCES:
+        if impl in REFERENCES or impl == "libzarr-aligned":
             continue
         request = {"op": "read_boxes", "path": str(array), "starts": [start], "count": size,
                    "verify": True}
@@ -183,7 +191,9 @@ def bytes_read(data, workers):
 def timed_run(task, workers):
     if task.output:
         shutil.rmtree(task.output, ignore_errors=True)
-    task.samples.append(workers[task.impl].request(task.request)["seconds"])
+    reply = workers[task.impl].request(task.request)
+    task.samples.append(reply["seconds"])
+    task.peaks.append(reply.get("peak_bytes"))
     if task.output:
         shutil.rmtree(task.output)
 

@@ -1,17 +1,28 @@
 //! libzarr through its Rust API (the same engine the C API calls).
 
-use crate::subject::{bytes_of, Box3, Result, Sink, Subject};
+use crate::subject::{bytes_of, read_boxes_in_threads, Box3, CallerBuffer, Result, Sink, Subject};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::sync::Arc;
 
 /// libzarr, and the settings (`zarr_store_open_options`' JSON) its remote stores are opened with.
+/// It reads into [`CallerBuffer`]s as a C caller would: from `calloc`, or with `aligned`
+/// (the `libzarr-aligned` worker) the same memory at a 64-byte boundary.
 #[derive(Default)]
 pub struct Libzarr {
+    aligned: bool,
     store_options: RefCell<Option<String>>,
 }
 
 impl Libzarr {
+    /// libzarr reading into 64-byte-aligned buffers.
+    pub fn aligned() -> Libzarr {
+        Libzarr {
+            aligned: true,
+            ..Default::default()
+        }
+    }
+
     /// The store at `path` (a directory, or an `s3://` URL opened with the store options).
     fn store(&self, path: &str, mode: zarr::OpenMode) -> Result<Arc<zarr::StoreHandle>> {
         let options = self.store_options.borrow();
@@ -26,9 +37,8 @@ impl Libzarr {
 }
 
 /// Bytes of `count` elements of the array's item size.
-fn buffer_for(array: &zarr::Array, count: &[u64]) -> Vec<u8> {
-    let elements: u64 = count.iter().product();
-    vec![0; elements as usize * array.metadata().dtype.size]
+fn bytes_for(array: &zarr::Array, count: &[u64]) -> usize {
+    count.iter().product::<u64>() as usize * array.metadata().dtype.size
 }
 
 impl Subject for Libzarr {
@@ -65,9 +75,9 @@ impl Subject for Libzarr {
     fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
         let array = self.open(path)?;
         let shape = array.metadata().shape.clone();
-        let mut out = buffer_for(&array, &shape);
-        array.read_region(&vec![0; shape.len()], &shape, &mut out)?;
-        sink.take(&out);
+        let mut out = CallerBuffer::new(bytes_for(&array, &shape), self.aligned);
+        array.read_region(&vec![0; shape.len()], &shape, out.as_mut_slice())?;
+        sink.take(out.as_mut_slice());
         Ok(())
     }
 
@@ -77,26 +87,43 @@ impl Subject for Libzarr {
         let Some(first) = boxes.first() else {
             return Ok(());
         };
-        let mut out = buffer_for(&array, first.count);
+        let mut out = CallerBuffer::new(bytes_for(&array, first.count), self.aligned);
         for b in boxes {
-            array.read_region(b.start, b.count, &mut out)?;
-            sink.take(&out);
+            array.read_region(b.start, b.count, out.as_mut_slice())?;
+            sink.take(out.as_mut_slice());
         }
         Ok(())
+    }
+
+    fn read_boxes_threads(
+        &self,
+        path: &str,
+        boxes: &[Box3],
+        threads: usize,
+        sink: &mut Sink,
+    ) -> Result<()> {
+        let array = self.open(path)?;
+        let Some(first) = boxes.first() else {
+            return Ok(());
+        };
+        let bytes = bytes_for(&array, first.count);
+        read_boxes_in_threads(boxes, bytes, threads, sink, |b, out| {
+            Ok(array.read_region(b.start, b.count, out)?)
+        })
     }
 
     fn read_strided(&self, path: &str, step: u64, sink: &mut Sink) -> Result<()> {
         let array = self.open(path)?;
         let shape = array.metadata().shape.clone();
         let count: Vec<u64> = shape.iter().map(|&n| n.div_ceil(step)).collect();
-        let mut out = buffer_for(&array, &count);
+        let mut out = CallerBuffer::new(bytes_for(&array, &count), self.aligned);
         array.read_strided(
             &vec![0; shape.len()],
             &count,
             &vec![step; shape.len()],
-            &mut out,
+            out.as_mut_slice(),
         )?;
-        sink.take(&out);
+        sink.take(out.as_mut_slice());
         Ok(())
     }
 

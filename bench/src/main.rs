@@ -17,6 +17,7 @@ use subject::{Box3, Result, Sink, Subject, Unsupported};
 fn subject(name: &str) -> Option<Box<dyn Subject>> {
     Some(match name {
         "libzarr" => Box::<libzarr::Libzarr>::default(),
+        "libzarr-aligned" => Box::new(libzarr::Libzarr::aligned()),
         "zarrs" => Box::new(zarrs_subject::Zarrs),
         "raw-files" => Box::new(reference::RawFiles),
         "memcpy" => Box::new(reference::Memcpy::default()),
@@ -40,6 +41,21 @@ fn u64s(value: &Value) -> Result<Vec<u64>> {
         .ok_or_else(|| format!("expected a list of integers, got {value}").into())
 }
 
+/// A box request's `starts` (one list per box) and `count` (shared by all boxes).
+fn box_fields(request: &Value) -> Result<(Vec<Vec<u64>>, Vec<u64>)> {
+    let starts = request["starts"]
+        .as_array()
+        .ok_or("no starts")?
+        .iter()
+        .map(u64s)
+        .collect::<Result<_>>()?;
+    Ok((starts, u64s(&request["count"])?))
+}
+
+fn boxes<'a>(starts: &'a [Vec<u64>], count: &'a [u64]) -> Vec<Box3<'a>> {
+    starts.iter().map(|start| Box3 { start, count }).collect()
+}
+
 /// The worker's state across requests: the implementation and the write sources it loaded.
 struct Worker {
     subject: Box<dyn Subject>,
@@ -58,25 +74,19 @@ impl Worker {
         let mut sink = Sink::new(request["verify"].as_bool().unwrap_or(false));
         let subject = &self.subject;
         subject.use_store_options(&request["store_options"])?;
-        let (seconds, read_bytes) = match str_field("op")? {
+        let measured = match str_field("op")? {
             "open" => timed(|| subject.open_hierarchy(path, str_field("array")?))?,
             "read_all" => timed(|| subject.read_all(path, &mut sink))?,
             "read_boxes" => {
-                let count = u64s(&request["count"])?;
-                let starts: Vec<Vec<u64>> = request["starts"]
-                    .as_array()
-                    .ok_or("no starts")?
-                    .iter()
-                    .map(u64s)
-                    .collect::<Result<_>>()?;
-                let boxes: Vec<Box3> = starts
-                    .iter()
-                    .map(|start| Box3 {
-                        start,
-                        count: &count,
-                    })
-                    .collect();
+                let (starts, count) = box_fields(request)?;
+                let boxes = boxes(&starts, &count);
                 timed(|| subject.read_boxes(path, &boxes, &mut sink))?
+            }
+            "read_boxes_threads" => {
+                let threads = request["threads"].as_u64().ok_or("no threads")? as usize;
+                let (starts, count) = box_fields(request)?;
+                let boxes = boxes(&starts, &count);
+                timed(|| subject.read_boxes_threads(path, &boxes, threads, &mut sink))?
             }
             "read_strided" => {
                 let step = request["step"].as_u64().ok_or("no step")?;
@@ -92,18 +102,58 @@ impl Worker {
             }
             op => return Err(format!("unknown op {op:?}").into()),
         };
-        Ok(json!({"seconds": seconds, "crc32": sink.crc32(), "read_bytes": read_bytes}))
+        Ok(json!({"seconds": measured.seconds, "crc32": sink.crc32(),
+                  "read_bytes": measured.read_bytes, "peak_bytes": measured.peak_bytes}))
     }
 }
 
-/// Runs `f`: its wall-clock seconds and the bytes this process read meanwhile ([`rchar`]).
-fn timed(f: impl FnOnce() -> Result<()>) -> Result<(f64, Option<u64>)> {
+/// What one timed operation measured.
+struct Measured {
+    seconds: f64,
+    /// Bytes read meanwhile ([`rchar`]).
+    read_bytes: Option<u64>,
+    /// How far resident memory rose above its level at the start ([`peak_memory_since`]).
+    peak_bytes: Option<u64>,
+}
+
+/// Runs `f` and measures it.
+fn timed(f: impl FnOnce() -> Result<()>) -> Result<Measured> {
+    let resident = reset_peak_memory();
     let before = rchar();
     let start = Instant::now();
     f()?;
     let seconds = start.elapsed().as_secs_f64();
-    let read = rchar().zip(before).map(|(after, before)| after - before);
-    Ok((seconds, read))
+    Ok(Measured {
+        seconds,
+        read_bytes: rchar().zip(before).map(|(after, before)| after - before),
+        peak_bytes: resident.and_then(peak_memory_since),
+    })
+}
+
+/// A field of /proc/self/status in bytes (Linux; `None` elsewhere).
+fn status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Resets the process's peak resident memory to its current size (writing 5 to
+/// /proc/self/clear_refs) and returns that size.
+fn reset_peak_memory() -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    status_bytes("VmRSS:")
+}
+
+/// How far the peak resident memory since [`reset_peak_memory`] rose above `resident`.
+fn peak_memory_since(resident: u64) -> Option<u64> {
+    Some(status_bytes("VmHWM:")?.saturating_sub(resident))
 }
 
 /// Bytes this process (all its threads) has read through `read`-family system calls, from

@@ -36,9 +36,92 @@ impl Sink {
         }
     }
 
+    pub fn verifies(&self) -> bool {
+        self.0.is_some()
+    }
+
     pub fn crc32(self) -> Option<u32> {
         self.0.map(|crc| crc.finalize())
     }
+}
+
+/// An output buffer allocated as a C program allocates it: `calloc` (for large sizes glibc
+/// hands out addresses 16 bytes past a 64-byte boundary, as `malloc` does), or the same memory
+/// moved up to the next 64-byte boundary (as `aligned_alloc(64, ...)` would give). Both start
+/// zeroed and are faulted in by their first writes, so they differ only in their address.
+pub struct CallerBuffer {
+    base: *mut u8,
+    offset: usize,
+    len: usize,
+}
+
+impl CallerBuffer {
+    pub fn new(len: usize, aligned: bool) -> CallerBuffer {
+        // SAFETY: calloc returns NULL or `len + 64` zeroed bytes.
+        let base = unsafe { libc::calloc(len + 64, 1) }.cast::<u8>();
+        assert!(!base.is_null(), "calloc of {len} bytes failed");
+        let offset = if aligned { base.align_offset(64) } else { 0 };
+        CallerBuffer { base, offset, len }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `offset + len` ≤ `len + 64` zeroed bytes this buffer owns.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(self.offset), self.len) }
+    }
+}
+
+impl Drop for CallerBuffer {
+    fn drop(&mut self) {
+        // SAFETY: `base` came from calloc and is freed once.
+        unsafe { libc::free(self.base.cast()) }
+    }
+}
+
+/// Results kept for verification: (box number, bytes read).
+type Kept = Vec<(usize, Vec<u8>)>;
+
+/// Reads `boxes` (each `box_bytes` long) from `threads` threads at once, thread `t` taking
+/// boxes `t`, `t + threads`, ... into its own [`CallerBuffer`] with `read`; when `sink`
+/// verifies, the results are copied and handed to it in the boxes' order afterwards.
+pub fn read_boxes_in_threads(
+    boxes: &[Box3],
+    box_bytes: usize,
+    threads: usize,
+    sink: &mut Sink,
+    read: impl Fn(&Box3, &mut [u8]) -> Result<()> + Sync,
+) -> Result<()> {
+    let keep = sink.verifies();
+    let results: Vec<Result<Kept>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let read = &read;
+                scope.spawn(move || -> Result<Kept> {
+                    let mut buffer = CallerBuffer::new(box_bytes, false);
+                    let mut kept = Vec::new();
+                    for i in (t..boxes.len()).step_by(threads) {
+                        read(&boxes[i], buffer.as_mut_slice())?;
+                        if keep {
+                            kept.push((i, buffer.as_mut_slice().to_vec()));
+                        }
+                    }
+                    Ok(kept)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a reader thread panicked"))
+            .collect()
+    });
+    let mut kept = Vec::new();
+    for result in results {
+        kept.extend(result?);
+    }
+    kept.sort_by_key(|(i, _)| *i);
+    for (_, bytes) in kept {
+        sink.take(&bytes);
+    }
+    Ok(())
 }
 
 /// The C-order box of `count[d]` elements starting at `start[d]` along each dimension.
@@ -81,6 +164,18 @@ pub trait Subject {
     /// Reads each box, one call per box, in order.
     fn read_boxes(&self, _path: &str, _boxes: &[Box3], _sink: &mut Sink) -> Result<()> {
         Err(Unsupported("no box reads").into())
+    }
+
+    /// Reads each box once from `threads` threads at once sharing one array handle (GDAL's
+    /// pattern: each thread reads its own blocks), with [`read_boxes_in_threads`].
+    fn read_boxes_threads(
+        &self,
+        _path: &str,
+        _boxes: &[Box3],
+        _threads: usize,
+        _sink: &mut Sink,
+    ) -> Result<()> {
+        Err(Unsupported("no threaded box reads").into())
     }
 
     /// Reads every `step`-th element along each dimension of the whole array in one call.

@@ -1,11 +1,14 @@
 //! zarrs, the Rust Zarr library from crates.io (used only by this benchmark).
 
-use crate::subject::{bytes_of, Box3, Result, Sink, Subject, Unsupported};
+use crate::subject::{
+    bytes_of, read_boxes_in_threads, Box3, CallerBuffer, Result, Sink, Subject, Unsupported,
+};
 use serde_json::Value;
 use std::sync::Arc;
+use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
-    Array, ArrayMetadata, ArrayShardedReadableExt, ArrayShardedReadableExtCache, ArraySubset,
-    CodecOptions,
+    Array, ArrayBytesFixedDisjointView, ArrayMetadata, ArrayShardedExt, ArrayShardedReadableExt,
+    ArrayShardedReadableExtCache, ArraySubset, CodecOptions,
 };
 use zarrs::filesystem::FilesystemStore;
 
@@ -22,6 +25,38 @@ fn subset(start: &[u64], count: &[u64]) -> Result<ArraySubset> {
     )?)
 }
 
+/// Reads the box into `out` (C order, `out.len()` = its elements × item size) with
+/// `retrieve_array_subset_into`, or for a sharded array `retrieve_array_subset_sharded_opt`
+/// (which has no `_into` form) copied into `out`.
+fn retrieve_into(
+    array: &Array<FilesystemStore>,
+    cache: &ArrayShardedReadableExtCache,
+    start: &[u64],
+    count: &[u64],
+    out: &mut [u8],
+) -> Result<()> {
+    let region = subset(start, count)?;
+    if array.is_sharded() {
+        let values: Vec<u16> =
+            array.retrieve_array_subset_sharded_opt(cache, &region, &CodecOptions::default())?;
+        out.copy_from_slice(bytes_of(&values));
+        return Ok(());
+    }
+    let elements: u64 = count.iter().product();
+    let item = out.len() / elements.max(1) as usize;
+    // SAFETY: the only view of `out`, covering all of it.
+    let mut view = unsafe {
+        ArrayBytesFixedDisjointView::new(
+            UnsafeCellSlice::new(out),
+            item,
+            count,
+            ArraySubset::new_with_shape(count.to_vec()),
+        )?
+    };
+    array.retrieve_array_subset_into(&region, (&mut view).into())?;
+    Ok(())
+}
+
 impl Subject for Zarrs {
     fn version(&self) -> String {
         zarrs::version::version_str().into()
@@ -36,32 +71,62 @@ impl Subject for Zarrs {
         )
     }
 
-    /// `retrieve_array_subset`: whole chunks (or shards) decoded in parallel.
+    /// `retrieve_array_subset_into` a caller's buffer (as libzarr's): whole chunks (or
+    /// shards) decoded in parallel.
     fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
         let array = open(path)?;
         let shape = array.shape().to_vec();
+        let elements: u64 = shape.iter().product();
+        let mut out = CallerBuffer::new(elements as usize * 2, false);
         let all = subset(&vec![0; shape.len()], &shape)?;
-        sink.take(bytes_of(&array.retrieve_array_subset::<Vec<u16>>(&all)?));
+        let mut view = unsafe {
+            // SAFETY: the only view of `out`, covering all of it.
+            ArrayBytesFixedDisjointView::new(
+                UnsafeCellSlice::new(out.as_mut_slice()),
+                2,
+                &shape,
+                ArraySubset::new_with_shape(shape.clone()),
+            )?
+        };
+        array.retrieve_array_subset_into(&all, (&mut view).into())?;
+        sink.take(out.as_mut_slice());
         Ok(())
     }
 
-    /// `retrieve_array_subset_sharded_opt` (zarrs' `ArrayShardedReadableExt`) with one
-    /// `ArrayShardedReadableExtCache` for all the boxes: each shard's index is read once per
-    /// call of this method and only the inner chunks a box touches are decoded. On an array
-    /// that is not sharded it is plain `retrieve_array_subset`.
+    /// Into one reused caller's buffer (as libzarr's) with `retrieve_array_subset_into`; on a
+    /// sharded array `retrieve_array_subset_sharded_opt` (zarrs' `ArrayShardedReadableExt`)
+    /// with one `ArrayShardedReadableExtCache` for all the boxes: each shard's index is read
+    /// once per call of this method and only the inner chunks a box touches are decoded.
     fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
         let array = open(path)?;
         let cache = ArrayShardedReadableExtCache::new(&array);
-        let options = CodecOptions::default();
+        let Some(first) = boxes.first() else {
+            return Ok(());
+        };
+        let mut out = CallerBuffer::new(first.count.iter().product::<u64>() as usize * 2, false);
         for b in boxes {
-            let values: Vec<u16> = array.retrieve_array_subset_sharded_opt(
-                &cache,
-                &subset(b.start, b.count)?,
-                &options,
-            )?;
-            sink.take(bytes_of(&values));
+            retrieve_into(&array, &cache, b.start, b.count, out.as_mut_slice())?;
+            sink.take(out.as_mut_slice());
         }
         Ok(())
+    }
+
+    fn read_boxes_threads(
+        &self,
+        path: &str,
+        boxes: &[Box3],
+        threads: usize,
+        sink: &mut Sink,
+    ) -> Result<()> {
+        let array = open(path)?;
+        let cache = ArrayShardedReadableExtCache::new(&array);
+        let Some(first) = boxes.first() else {
+            return Ok(());
+        };
+        let bytes = first.count.iter().product::<u64>() as usize * 2;
+        read_boxes_in_threads(boxes, bytes, threads, sink, |b, out| {
+            retrieve_into(&array, &cache, b.start, b.count, out)
+        })
     }
 
     fn read_strided(&self, _path: &str, _step: u64, _sink: &mut Sink) -> Result<()> {

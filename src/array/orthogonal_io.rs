@@ -2,7 +2,7 @@
 //! dimension): one task per touched chunk, run in parallel, each touching a disjoint part of
 //! the caller's buffer.
 
-use super::buffer::BufferLayout;
+use super::buffer::{advise_huge_pages, BufferLayout};
 use super::chunk_io::{with_scratch, ChunkName};
 use super::shard_io::plan_chunks;
 use super::Array;
@@ -200,6 +200,9 @@ impl Array {
         )
         .map_err(|e| self.named(e))?;
         let fill = self.converted_fill(how);
+        if buffer_strides.is_none() {
+            advise_huge_pages(out);
+        }
         let out = SharedBuffer::new(out);
         if self.sharding.is_some() {
             return self.read_sharded(&plan, &layout, out, how, &fill);
