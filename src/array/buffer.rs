@@ -101,6 +101,29 @@ fn check_no_overlap(shape: &[u64], bytes: &[usize], elem: usize, strides: &[u64]
     Ok(())
 }
 
+/// Buffers at least this large, about to be filled whole, are offered huge pages.
+const HUGE_PAGE_MIN: usize = 16 << 20;
+
+/// Asks the kernel to back the 2 MiB-aligned interior of `out`, a large buffer of the
+/// caller's that a read is about to fill whole, with transparent huge pages
+/// (`madvise(MADV_HUGEPAGE)`; Linux). A freshly allocated buffer is otherwise faulted in 4 KiB
+/// at a time as the read writes it: 65,536 faults for 256 MiB, which cost more than the copy.
+/// Only advice: where the kernel says no (huge pages off, a mapping that is not anonymous
+/// memory), nothing changes.
+pub(super) fn advise_huge_pages(out: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    if out.len() >= HUGE_PAGE_MIN {
+        const HUGE_PAGE: usize = 2 << 20;
+        let start = out.as_mut_ptr().align_offset(HUGE_PAGE);
+        let len = out.len().saturating_sub(start) / HUGE_PAGE * HUGE_PAGE;
+        if len > 0 {
+            // SAFETY: the range lies within `out`, which the caller lets this call write;
+            // the advice changes how its pages are backed, never their contents.
+            unsafe { libc::madvise(out.as_mut_ptr().add(start).cast(), len, libc::MADV_HUGEPAGE) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,27 +179,13 @@ mod tests {
             Err(Error::Overflow(_))
         ));
     }
-}
 
-/// Buffers at least this large, about to be filled whole, are offered huge pages.
-const HUGE_PAGE_MIN: usize = 16 << 20;
-
-/// Asks the kernel to back the 2 MiB-aligned interior of `out`, a large buffer of the
-/// caller's that a read is about to fill whole, with transparent huge pages
-/// (`madvise(MADV_HUGEPAGE)`; Linux). A freshly allocated buffer is otherwise faulted in 4 KiB
-/// at a time as the read writes it: 65,536 faults for 256 MiB, which cost more than the copy.
-/// Only advice: where the kernel says no (huge pages off, a mapping that is not anonymous
-/// memory), nothing changes.
-pub(super) fn advise_huge_pages(out: &mut [u8]) {
-    #[cfg(target_os = "linux")]
-    if out.len() >= HUGE_PAGE_MIN {
-        const HUGE_PAGE: usize = 2 << 20;
-        let start = out.as_mut_ptr().align_offset(HUGE_PAGE);
-        let len = out.len().saturating_sub(start) / HUGE_PAGE * HUGE_PAGE;
-        if len > 0 {
-            // SAFETY: the range lies within `out`, which the caller lets this call write;
-            // the advice changes how its pages are backed, never their contents.
-            unsafe { libc::madvise(out.as_mut_ptr().add(start).cast(), len, libc::MADV_HUGEPAGE) };
+    #[test]
+    fn huge_page_advice_keeps_contents_at_any_address() {
+        let mut memory: Vec<u8> = (0..(40u32 << 20) + 3).map(|i| (i % 253) as u8).collect();
+        for (start, len) in [(3, 20 << 20), (0, 40 << 20), (1, 1000), (5, (16 << 20) + 1)] {
+            advise_huge_pages(&mut memory[start..start + len]);
         }
+        assert!(memory.iter().enumerate().all(|(i, &b)| b == (i % 253) as u8));
     }
 }
