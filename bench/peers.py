@@ -59,14 +59,13 @@ def status_bytes(field):
 
 
 def reset_peak_memory():
-    """Resets the peak resident memory to the current size (5 to /proc/self/clear_refs) and
-    returns that size: the same measure as the Rust worker's."""
+    """Resets the peak resident memory (VmHWM) to the current size by writing 5 to
+    /proc/self/clear_refs (Linux; nothing elsewhere): the same measure as the Rust worker's."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     except OSError:
-        return None
-    return status_bytes("VmRSS:")
+        pass
 
 
 def read_boxes_in_threads(read, starts, count, threads, sink):
@@ -210,6 +209,7 @@ class Worker:
     def __init__(self, impl):
         self.impl = impl
         self.sources = {}  # raw source file -> its array, loaded once, outside the timings
+        self.idle_resident = status_bytes("VmRSS:")  # before the first request
 
     def source(self, path, shape):
         if path not in self.sources:
@@ -239,15 +239,18 @@ class Worker:
             run = lambda: impl.write(path, request["metadata"], values)
         else:
             raise ValueError(f"unknown op {op!r}")
-        resident = reset_peak_memory()
+        reset_peak_memory()
         before = rchar()
         start = time.perf_counter()
         run()
         seconds = time.perf_counter() - start
         after = rchar()
         read_bytes = after - before if before is not None and after is not None else None
-        peak = status_bytes("VmHWM:")
-        peak_bytes = max(0, peak - resident) if peak is not None and resident is not None else None
+        # Memory the call held beyond the idle worker's and the write sources it loaded: its
+        # buffers, and whatever the implementation keeps from earlier calls.
+        peak, idle = status_bytes("VmHWM:"), self.idle_resident
+        sources = sum(a.nbytes for a in self.sources.values())
+        peak_bytes = max(0, peak - idle - sources) if peak is not None and idle is not None else None
         return {"seconds": seconds, "crc32": sink.crc, "read_bytes": read_bytes,
                 "peak_bytes": peak_bytes}
 

@@ -29,6 +29,9 @@ OP_TEXT = {
                     f"({-(-512 // d.STRIDE)}³ elements)",
 }
 REFERENCE_TEXT = {
+    "codec": "codec: a compressed variant's chunk files read and decoded by the codec's own "
+             "library (zstd, or blosc single-threaded per chunk) into one buffer, chunk after "
+             "chunk, on the rayon pool: the floor of reading that variant",
     "raw-files": "raw files: the uncompressed variant's 64 chunk files read into one buffer "
                  "(write: 64 chunk-sized slices of the data written as files); no decoding",
     "memcpy": "memcpy: the array's 256 MiB copied into a freshly allocated buffer (page faults "
@@ -245,16 +248,18 @@ def markdown(run, tables):
         f"- Timing: median of {run.reps} repetitions, interleaved (for each repetition: for each "
         "variant, operation and implementation, one run), all on this machine in one run.",
         "- Cells: median time, and in parentheses the ratio libzarr time / that implementation's "
-        "time (below 1: libzarr is faster). The references are measured on the uncompressed "
-        "files and repeated in every table.",
+        "time (below 1: libzarr is faster). raw-files and memcpy are measured on the "
+        "uncompressed files and repeated in every table (their buffers are faulted in 4 KiB "
+        "pages; libzarr asks for huge pages for whole-array buffers); codec on its own variant.",
         f"- Noisiest cell, (max − min) / median: {spread(run)}. {contention_text(run)}", "",
         "## Implementations", "", implementations_table(run), "",
         "## Results", "", tables, "",
         "## Peak memory (MiB)", "",
-        "How far the worker's resident memory rose above its level at the start of the call "
-        "(VmHWM after resetting it through /proc/self/clear_refs), the most over the timed "
-        "runs: output buffers included (a whole-array read's is 256 MiB), the worker's loaded "
-        "source data (for writes) not.", "",
+        "The most memory the worker held during the call (VmHWM, reset through "
+        "/proc/self/clear_refs before each call) beyond what it held idle before its first "
+        "request and the write sources it loaded, the most over the timed runs: output buffers "
+        "(a whole-array read's is 256 MiB) and whatever the implementation keeps between calls "
+        "(thread pools, reusable buffers, caches) included.", "",
         memory_tables(run), "",
         "![ratios of libzarr's time to each peer's](ratios.png)", "",
         "## Array sizes on disk (MiB)", "", sizes_table(run), "",

@@ -24,8 +24,9 @@ BENCH = Path(__file__).resolve().parent
 OPS = ["write", "read_all", "read_chunks", "read_chunks_threads", "read_boxes", "read_strided"]
 PEERS = ["zarrs", "tensorstore", "zarr-python"]
 THREADS = 8  # the caller's threads of read_chunks_threads
-# The physical references run on the uncompressed variant only, and only these operations.
-REFERENCES = {"raw-files": ["read_all", "write"], "memcpy": ["read_all"]}
+# The physical references: {impl: (the variants and the operations they run on)}.
+REFERENCES = {"raw-files": (["none"], ["read_all", "write"]), "memcpy": (["none"], ["read_all"]),
+              "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all"])}
 IMPLS = ["libzarr", "libzarr-aligned", *PEERS, *REFERENCES]
 PYTHON_IMPLS = {"tensorstore", "zarr-python"}
 VERIFIER = "zarrs"  # reads back every Zarr array written, so no writer checks itself
@@ -87,7 +88,8 @@ def plan(data, variants, ops, impls, expected):
         array, unit = str(data.array(variant)), d.VARIANTS[variant].read_unit
         for op in ops:
             for impl in impls:
-                if impl in REFERENCES and (variant != "none" or op not in REFERENCES[impl]):
+                if impl in REFERENCES and (variant not in REFERENCES[impl][0]
+                                           or op not in REFERENCES[impl][1]):
                     continue
                 if impl == "libzarr-aligned" and op == "write":
                     continue  # the same as libzarr's: no output buffer
@@ -106,8 +108,8 @@ def plan(data, variants, ops, impls, expected):
                     request.update(step=d.STRIDE)
                 if impl == "memcpy":
                     request["path"] = str(data.source)
-                if impl == "raw-files" and op == "read_all":
-                    crc = expected[variant]["read_chunks"]  # the chunk files' bytes, in order
+                if impl in ("raw-files", "codec") and op == "read_all":
+                    crc = expected[variant]["read_chunks"]  # the chunks' bytes, in order
                 tasks.append(Task(variant, op, impl, request, crc))
     return tasks
 

@@ -21,6 +21,7 @@ fn subject(name: &str) -> Option<Box<dyn Subject>> {
         "zarrs" => Box::new(zarrs_subject::Zarrs),
         "raw-files" => Box::new(reference::RawFiles),
         "memcpy" => Box::new(reference::Memcpy::default()),
+        "codec" => Box::new(reference::CodecFloor),
         _ => return None,
     })
 }
@@ -56,10 +57,12 @@ fn boxes<'a>(starts: &'a [Vec<u64>], count: &'a [u64]) -> Vec<Box3<'a>> {
     starts.iter().map(|start| Box3 { start, count }).collect()
 }
 
-/// The worker's state across requests: the implementation and the write sources it loaded.
+/// The worker's state across requests: the implementation, the write sources it loaded and
+/// its resident memory before the first request.
 struct Worker {
     subject: Box<dyn Subject>,
     sources: HashMap<String, Vec<u16>>,
+    idle_resident: Option<u64>,
 }
 
 impl Worker {
@@ -102,8 +105,15 @@ impl Worker {
             }
             op => return Err(format!("unknown op {op:?}").into()),
         };
+        // Memory the call held beyond the idle worker's and the write sources it loaded: its
+        // buffers, and whatever the implementation keeps from earlier calls.
+        let sources: usize = self.sources.values().map(|s| s.len() * 2).sum();
+        let peak_bytes = measured
+            .peak_resident
+            .zip(self.idle_resident)
+            .map(|(peak, idle)| peak.saturating_sub(idle + sources as u64));
         Ok(json!({"seconds": measured.seconds, "crc32": sink.crc32(),
-                  "read_bytes": measured.read_bytes, "peak_bytes": measured.peak_bytes}))
+                  "read_bytes": measured.read_bytes, "peak_bytes": peak_bytes}))
     }
 }
 
@@ -112,13 +122,13 @@ struct Measured {
     seconds: f64,
     /// Bytes read meanwhile ([`rchar`]).
     read_bytes: Option<u64>,
-    /// How far resident memory rose above its level at the start ([`peak_memory_since`]).
-    peak_bytes: Option<u64>,
+    /// The most memory the process held resident meanwhile ([`reset_peak_memory`]).
+    peak_resident: Option<u64>,
 }
 
 /// Runs `f` and measures it.
 fn timed(f: impl FnOnce() -> Result<()>) -> Result<Measured> {
-    let resident = reset_peak_memory();
+    reset_peak_memory();
     let before = rchar();
     let start = Instant::now();
     f()?;
@@ -126,7 +136,7 @@ fn timed(f: impl FnOnce() -> Result<()>) -> Result<Measured> {
     Ok(Measured {
         seconds,
         read_bytes: rchar().zip(before).map(|(after, before)| after - before),
-        peak_bytes: resident.and_then(peak_memory_since),
+        peak_resident: status_bytes("VmHWM:"),
     })
 }
 
@@ -144,16 +154,10 @@ fn status_bytes(field: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Resets the process's peak resident memory to its current size (writing 5 to
-/// /proc/self/clear_refs) and returns that size.
-fn reset_peak_memory() -> Option<u64> {
-    std::fs::write("/proc/self/clear_refs", "5").ok()?;
-    status_bytes("VmRSS:")
-}
-
-/// How far the peak resident memory since [`reset_peak_memory`] rose above `resident`.
-fn peak_memory_since(resident: u64) -> Option<u64> {
-    Some(status_bytes("VmHWM:")?.saturating_sub(resident))
+/// Resets the process's peak resident memory (VmHWM) to its current size by writing 5 to
+/// /proc/self/clear_refs (Linux; nothing elsewhere).
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// Bytes this process (all its threads) has read through `read`-family system calls, from
@@ -170,7 +174,7 @@ fn main() {
     let name = std::env::args().nth(1).unwrap_or_default();
     let Some(subject) = subject(&name) else {
         eprintln!(
-            "usage: zarr-bench libzarr|zarrs|raw-files|memcpy  (then JSON requests on stdin)"
+            "usage: zarr-bench libzarr|libzarr-aligned|zarrs|raw-files|memcpy|codec  (then JSON requests on stdin)"
         );
         std::process::exit(2);
     };
@@ -182,6 +186,7 @@ fn main() {
     let mut worker = Worker {
         subject,
         sources: HashMap::new(),
+        idle_resident: status_bytes("VmRSS:"),
     };
     for line in std::io::stdin().lock().lines() {
         let line = line.expect("stdin");

@@ -1,5 +1,6 @@
-//! The two physical references: the uncompressed chunk files read into one buffer, and a
-//! plain memory copy of the array's size. Both use the rayon pool (all cores).
+//! The physical references: the uncompressed chunk files read into one buffer, a plain memory
+//! copy of the array's size, and a compressed variant's chunk files read and decoded by the
+//! codec library itself. All use the rayon pool (all cores).
 
 use crate::subject::{bytes_of, read_zarray, shape_and_chunks, Result, Sink, Subject};
 use rayon::prelude::*;
@@ -39,6 +40,105 @@ fn chunk_keys(zarray: &Value) -> Result<Vec<String>> {
         }
     }
     Ok(keys)
+}
+
+/// Reads every chunk file of a compressed array (Zarr v2 with a zstd or blosc compressor, or
+/// Zarr v3 with bytes + zstd) and decodes it with the codec's own library into one buffer,
+/// chunk after chunk: the floor of reading that array, what the codec and the file system
+/// cost with no Zarr library around them.
+pub struct CodecFloor;
+
+/// How the chunks of an array are compressed.
+#[derive(Clone, Copy)]
+enum Codec {
+    Zstd,
+    Blosc,
+}
+
+/// The chunk keys (in C order of the chunk grid), one chunk's decoded bytes and the codec of
+/// the array at `path`: a v2 `.zarray` or a v3 `zarr.json` (`uint16`, default `c/` keys).
+fn compressed_chunks(path: &str) -> Result<(Vec<String>, usize, Codec)> {
+    if let Ok(zarray) = read_zarray(path) {
+        let codec = match zarray["compressor"]["id"].as_str() {
+            Some("zstd") => Codec::Zstd,
+            Some("blosc") => Codec::Blosc,
+            other => return Err(format!("no codec floor for compressor {other:?}").into()),
+        };
+        return Ok((chunk_keys(&zarray)?, chunk_bytes(&zarray)?, codec));
+    }
+    let text = std::fs::read_to_string(format!("{path}/zarr.json"))?;
+    let doc: Value = serde_json::from_str(&text)?;
+    let names: Vec<&str> = doc["codecs"]
+        .as_array()
+        .ok_or("zarr.json has no codecs")?
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    if names != ["bytes", "zstd"] {
+        return Err(format!("no codec floor for the codecs {names:?}").into());
+    }
+    let as_v2 = serde_json::json!({
+        "shape": doc["shape"],
+        "chunks": doc["chunk_grid"]["configuration"]["chunk_shape"],
+        "dtype": "<u2",
+        "dimension_separator": "/",
+    });
+    let keys = chunk_keys(&as_v2)?.into_iter().map(|k| format!("c/{k}"));
+    Ok((keys.collect(), chunk_bytes(&as_v2)?, Codec::Zstd))
+}
+
+impl Subject for CodecFloor {
+    fn version(&self) -> String {
+        format!(
+            "zstd {}, blosc {}",
+            zstd::zstd_safe::version_string(),
+            blosc_version()
+        )
+    }
+
+    fn threads(&self) -> String {
+        format!(
+            "{} (rayon global pool; one chunk per task, blosc single-threaded)",
+            rayon::current_num_threads()
+        )
+    }
+
+    fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
+        let (keys, size, codec) = compressed_chunks(path)?;
+        let mut out = vec![0u8; keys.len() * size];
+        out.par_chunks_mut(size)
+            .zip(&keys)
+            .try_for_each(|(dst, key)| -> Result<()> {
+                let stored = std::fs::read(format!("{path}/{key}"))?;
+                let n = match codec {
+                    Codec::Zstd => zstd::bulk::decompress_to_buffer(&stored, dst)?,
+                    // SAFETY: both buffers are valid for the lengths given.
+                    Codec::Blosc => unsafe {
+                        blosc_src::blosc_decompress_ctx(
+                            stored.as_ptr().cast(),
+                            dst.as_mut_ptr().cast(),
+                            dst.len(),
+                            1,
+                        )
+                    }
+                    .try_into()
+                    .unwrap_or(0),
+                };
+                match n == size {
+                    true => Ok(()),
+                    false => Err(format!("{key} decoded to {n} bytes, not {size}").into()),
+                }
+            })?;
+        sink.take(&out);
+        Ok(())
+    }
+}
+
+fn blosc_version() -> String {
+    // SAFETY: blosc's version string is static and NUL-terminated.
+    let version =
+        unsafe { std::ffi::CStr::from_ptr(blosc_src::BLOSC_VERSION_STRING.as_ptr().cast()) };
+    version.to_string_lossy().into_owned()
 }
 
 /// Bytes of one chunk of a `.zarray` whose dtype is a NumPy type string such as `<u2`.
