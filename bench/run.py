@@ -27,7 +27,9 @@ THREADS = 8  # the caller's threads of read_chunks_threads
 # The physical references: {impl: (the variants and the operations they run on)}.
 REFERENCES = {"raw-files": (["none"], ["read_all", "write"]), "memcpy": (["none"], ["read_all"]),
               "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all"])}
-IMPLS = ["libzarr", "libzarr-aligned", *PEERS, *REFERENCES]
+# libzarr reading into 64-byte-aligned buffers, and with a chunk cache on every array it opens.
+VARIANTS_OF_LIBZARR = ["libzarr-aligned", "libzarr-cache-64M", "libzarr-cache-1G"]
+IMPLS = ["libzarr", *VARIANTS_OF_LIBZARR, *PEERS, *REFERENCES]
 PYTHON_IMPLS = {"tensorstore", "zarr-python"}
 VERIFIER = "zarrs"  # reads back every Zarr array written, so no writer checks itself
 
@@ -91,8 +93,8 @@ def plan(data, variants, ops, impls, expected):
                 if impl in REFERENCES and (variant not in REFERENCES[impl][0]
                                            or op not in REFERENCES[impl][1]):
                     continue
-                if impl == "libzarr-aligned" and op == "write":
-                    continue  # the same as libzarr's: no output buffer
+                if impl in VARIANTS_OF_LIBZARR and op == "write":
+                    continue  # the same as libzarr's: no output buffer, no reads
                 request, crc = {"op": op, "path": array}, expected[variant][op]
                 if op == "write":
                     request.update(path=str(data.output(impl, variant)), source=str(data.source),
@@ -174,7 +176,7 @@ def bytes_read(data, workers):
     crc = d.crc(d.boxes_of(data.load(), [start], size))
     measured = {}
     for impl, worker in workers.items():
-        if impl in REFERENCES or impl == "libzarr-aligned":
+        if impl in REFERENCES or impl in VARIANTS_OF_LIBZARR:
             continue
         request = {"op": "read_boxes", "path": str(array), "starts": [start], "count": size,
                    "verify": True}

@@ -650,6 +650,12 @@ zarr_status zarr_array_write(zarr_array *array,
  * writers on the handle. Object (`|O`) arrays are not cached (the setting has no effect on
  * them). Changing the budget resets the counts of `zarr_array_chunk_cache_stats`.
  *
+ * Off by default because it pays only when the chunks a workload revisits fit the budget:
+ * measured on 100 random 64³ boxes of a 512³ array in 4 MiB chunks, a 1 GiB budget made
+ * zstd reads 3.6× and blosc reads 2.5× faster, while 64 MiB (16 chunks) gained nothing, and
+ * with the cache on every read copies out of it instead of decoding straight into `out`
+ * (reads that visit each chunk once were 10–50% slower, uncompressed ones up to 3×).
+ *
  * # Safety
  * `array` must be a live handle.
  */

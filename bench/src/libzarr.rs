@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 /// libzarr, and the settings (`zarr_store_open_options`' JSON) its remote stores are opened with.
 /// It reads into [`CallerBuffer`]s as a C caller would: from `calloc`, or with `aligned`
-/// (the `libzarr-aligned` worker) the same memory at a 64-byte boundary.
+/// (the `libzarr-aligned` worker) the same memory at a 64-byte boundary. With `cache_bytes`
+/// each array it opens gets a chunk cache of that budget (`zarr_array_set_chunk_cache`).
 #[derive(Default)]
 pub struct Libzarr {
     aligned: bool,
+    cache_bytes: u64,
     store_options: RefCell<Option<String>>,
 }
 
@@ -19,6 +21,14 @@ impl Libzarr {
     pub fn aligned() -> Libzarr {
         Libzarr {
             aligned: true,
+            ..Default::default()
+        }
+    }
+
+    /// libzarr with a chunk cache of `cache_bytes` on every array it opens.
+    pub fn caching(cache_bytes: u64) -> Libzarr {
+        Libzarr {
+            cache_bytes,
             ..Default::default()
         }
     }
@@ -32,7 +42,11 @@ impl Libzarr {
 
     fn open(&self, path: &str) -> Result<zarr::Array> {
         let store = self.store(path, zarr::OpenMode::Read)?;
-        Ok(zarr::Array::open(store, "")?)
+        let array = zarr::Array::open(store, "")?;
+        if self.cache_bytes > 0 {
+            array.set_chunk_cache(self.cache_bytes);
+        }
+        Ok(array)
     }
 }
 

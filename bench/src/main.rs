@@ -18,6 +18,8 @@ fn subject(name: &str) -> Option<Box<dyn Subject>> {
     Some(match name {
         "libzarr" => Box::<libzarr::Libzarr>::default(),
         "libzarr-aligned" => Box::new(libzarr::Libzarr::aligned()),
+        "libzarr-cache-64M" => Box::new(libzarr::Libzarr::caching(64 << 20)),
+        "libzarr-cache-1G" => Box::new(libzarr::Libzarr::caching(1 << 30)),
         "zarrs" => Box::new(zarrs_subject::Zarrs),
         "raw-files" => Box::new(reference::RawFiles),
         "memcpy" => Box::new(reference::Memcpy::default()),
@@ -174,7 +176,7 @@ fn main() {
     let name = std::env::args().nth(1).unwrap_or_default();
     let Some(subject) = subject(&name) else {
         eprintln!(
-            "usage: zarr-bench libzarr|libzarr-aligned|zarrs|raw-files|memcpy|codec  (then JSON requests on stdin)"
+            "usage: zarr-bench libzarr|libzarr-aligned|libzarr-cache-64M|libzarr-cache-1G|zarrs|raw-files|memcpy|codec  (then JSON requests on stdin)"
         );
         std::process::exit(2);
     };
