@@ -452,7 +452,7 @@ pub unsafe extern "C" fn zarr_array_write(
 /// measured on 100 random 64³ boxes of a 512³ array in 4 MiB chunks, a 1 GiB budget made
 /// zstd reads 3.6× and blosc reads 2.5× faster, while 64 MiB (16 chunks) gained nothing, and
 /// with the cache on every read copies out of it instead of decoding straight into `out`
-/// (reads that visit each chunk once were 10–50% slower, uncompressed ones up to 3×).
+/// (reads that visit each chunk once were 6–80% slower, of uncompressed chunks up to 3.5×).
 ///
 /// # Safety
 /// `array` must be a live handle.
