@@ -4,6 +4,8 @@
 
 use crate::error::{Error, Result};
 use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// The environment variable that sets the default number of worker threads.
@@ -87,6 +89,61 @@ pub fn in_place_scope<'scope, T>(f: impl FnOnce(&rayon::Scope<'scope>) -> T) -> 
     Ok(pool()?.in_place_scope(f))
 }
 
+/// Calls whose chunk work is running now, from all threads ([`run_call`]).
+static CALLS_RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// The threads the chunk work running on this thread may use for itself
+    /// ([`spare_threads`]).
+    static SPARE_THREADS: Cell<usize> = const { Cell::new(1) };
+}
+
+/// Counts a call as running while it lives.
+struct RunningCall;
+
+impl RunningCall {
+    /// Counts this call; returns it with the number of calls running, itself included.
+    fn start() -> (RunningCall, usize) {
+        (
+            RunningCall,
+            CALLS_RUNNING.fetch_add(1, Ordering::Relaxed) + 1,
+        )
+    }
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        CALLS_RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Runs the chunk work of one call: `tasks` tasks, `task(i)` for each. Several run on the
+/// pool in parallel; a single task runs on the calling thread (handing it to a worker costs
+/// more than a small task takes) and may itself use the pool's share of this call, which
+/// [`spare_threads`] tells it: the pool's threads divided among the calls running at the
+/// moment (a lone read of one uncompressed or blosc chunk splits its work across them).
+pub fn run_call(tasks: u64, task: impl Fn(u64) -> Result<()> + Sync) -> Result<()> {
+    use rayon::prelude::*;
+    let (_running, calls) = RunningCall::start();
+    match tasks {
+        0 => Ok(()),
+        1 => {
+            let share = (num_threads()? / calls).max(1);
+            let before = SPARE_THREADS.replace(share);
+            let result = task(0);
+            SPARE_THREADS.set(before);
+            result
+        }
+        n => run(|| (0..n).into_par_iter().try_for_each(&task)),
+    }
+}
+
+/// How many threads the chunk work running on this thread may use for itself (1: only this
+/// one), as [`run_call`] set it.
+pub fn spare_threads() -> usize {
+    SPARE_THREADS.get()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +156,27 @@ mod tests {
         assert!(set_num_threads(1_000_000).is_err());
         set_num_threads(0).unwrap();
         assert_eq!(num_threads().unwrap(), default_threads().unwrap());
+    }
+
+    #[test]
+    fn a_lone_task_gets_the_share_of_the_pool_its_call_has() {
+        let threads = num_threads().unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        run_call(1, |_| {
+            seen.lock().unwrap().push(spare_threads());
+            Ok(())
+        })
+        .unwrap();
+        run_call(3, |_| {
+            seen.lock().unwrap().push(spare_threads());
+            Ok(())
+        })
+        .unwrap();
+        let seen = seen.into_inner().unwrap();
+        // Other tests may run calls at the same time, so the lone task's share is at most
+        // the pool; tasks of a call with several get no share of their own.
+        assert!((1..=threads).contains(&seen[0]), "{seen:?}");
+        assert_eq!(&seen[1..], [1, 1, 1]);
+        assert_eq!(spare_threads(), 1);
     }
 }

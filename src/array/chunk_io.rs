@@ -4,7 +4,9 @@
 
 use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
+use crate::parallel;
 use crate::store::ValueReader;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -165,9 +167,9 @@ impl Array {
             return self.load_chunk(key, out);
         }
         match self.open_uncompressed(key)? {
-            Some(value) => value
-                .read_exact_at(0, out)
-                .map_err(|e| e.context(format!("chunk {key:?}"))),
+            Some(value) => {
+                read_in_parts(value.as_ref(), out).map_err(|e| e.context(format!("chunk {key:?}")))
+            }
             None => {
                 fill_pattern(out, &self.fill_native);
                 Ok(())
@@ -364,4 +366,23 @@ impl Array {
             .chunks_exact(self.fill_stored.len())
             .all(|e| e == self.fill_stored.as_slice())
     }
+}
+
+/// Reads below this size are not split across threads.
+const SPLIT_READ_MIN: usize = 1 << 20;
+
+/// Fills `out` from the start of `value`: in one read, or when the pool has threads to spare
+/// for this task ([`parallel::spare_threads`]) and `out` is large, in that many parts read at
+/// once on the pool.
+fn read_in_parts(value: &dyn ValueReader, out: &mut [u8]) -> Result<()> {
+    let parts = parallel::spare_threads();
+    if parts < 2 || out.len() < SPLIT_READ_MIN {
+        return value.read_exact_at(0, out);
+    }
+    let part = out.len().div_ceil(parts);
+    parallel::run(|| {
+        out.par_chunks_mut(part)
+            .enumerate()
+            .try_for_each(|(i, bytes)| value.read_exact_at((i * part) as u64, bytes))
+    })
 }

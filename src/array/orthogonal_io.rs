@@ -14,7 +14,6 @@ use crate::store::StoreKind;
 use crate::strided::{
     copy_elements, fill_elements, is_c_contiguous, DimOffsets, ElementCopy, SharedBuffer,
 };
-use rayon::prelude::*;
 
 /// Bytes of an uncompressed chunk read at a time when scattering it (`stream_task`): small
 /// enough to stay in cache between the read and the copy.
@@ -346,20 +345,13 @@ impl Array {
         fill
     }
 
+    /// Runs `work` on every chunk task of `plan` ([`parallel::run_call`]).
     pub(super) fn for_each_task(
         &self,
         plan: &OrthogonalPlan,
         work: impl Fn(&ChunkTask) -> Result<()> + Sync,
     ) -> Result<()> {
-        match plan.chunk_count() {
-            0 => Ok(()),
-            1 => work(&plan.chunk(0)),
-            n => parallel::run(|| {
-                (0..n)
-                    .into_par_iter()
-                    .try_for_each(|i| work(&plan.chunk(i)))
-            }),
-        }
+        parallel::run_call(plan.chunk_count(), |i| work(&plan.chunk(i)))
     }
 
     /// Runs `f` on each task of `plan` with its chunk's stored bytes (`None`: never written),

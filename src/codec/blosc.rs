@@ -4,6 +4,7 @@ use super::blosc_frame;
 use super::config::Config;
 use super::{Codec, CodecContext};
 use crate::error::{try_alloc_zeroed, Error, Result};
+use crate::parallel;
 use blosc_src::{
     blosc_cbuffer_sizes, blosc_cbuffer_validate, blosc_compress_ctx, blosc_decompress_ctx,
     BLOSC_BITSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD, BLOSC_MIN_HEADER_LENGTH,
@@ -147,7 +148,12 @@ impl Codec for Blosc {
         // SAFETY: the header was validated against the `cbytes` readable input bytes, and
         // blosc writes at most `out.len()` bytes.
         let n = unsafe {
-            blosc_decompress_ctx(input.as_ptr().cast(), out.as_mut_ptr().cast(), out.len(), 1)
+            blosc_decompress_ctx(
+                input.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+                decode_threads(out.len()),
+            )
         };
         if n < 0 || n as usize != out.len() {
             return Err(corrupt(format!("decompression failed (code {n})")));
@@ -165,6 +171,19 @@ impl Codec for Blosc {
         let mut out = try_alloc_zeroed(nbytes, "a blosc chunk")?;
         self.decode_into(input, &mut out)?;
         Ok(out)
+    }
+}
+
+/// Decoded sizes below this are decoded on one thread.
+const THREADED_DECODE_MIN: usize = 1 << 20;
+
+/// The threads blosc decodes `len` bytes with: its own, as many as the pool has to spare for
+/// this chunk ([`parallel::spare_threads`]: a read of one chunk while no other call runs), for
+/// a chunk large enough to pay for starting them; else the calling thread alone.
+fn decode_threads(len: usize) -> i32 {
+    match len >= THREADED_DECODE_MIN {
+        true => i32::try_from(parallel::spare_threads()).unwrap_or(1),
+        false => 1,
     }
 }
 
