@@ -16,7 +16,8 @@ PEERS = ("zarrs", "tensorstore", "zarr-python")
 
 OP_TEXT = {
     "write": "write: create the array and write all of it from memory into a fresh directory "
-             "(encoding and files included; outputs removed between repetitions, untimed)",
+             "(encoding and files included; outputs removed and dirty pages flushed with "
+             "sync(2) before each repetition, untimed)",
     "read_all": "read_all: one read of the whole array into memory",
     "read_chunks": "read_chunks: one read per chunk, in C order of the chunk grid: 64 reads of "
                    "128³; for the sharded variant one per inner chunk, 4096 reads of 32³",
