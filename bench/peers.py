@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import data
+import numpy_ffi
 import s3
 
 # zarr-python 3 warns on every open of v3 consolidated metadata (not in the v3 spec yet).
@@ -202,7 +203,49 @@ class ZarrPython:
             data.write_with_zarr_python(path, metadata, values)
 
 
-IMPLS = {"tensorstore": TensorStore, "zarr-python": ZarrPython}
+class LibzarrNumpy:
+    """libzarr's C API through ctypes (numpy_ffi.py) into NumPy arrays: one reused for every
+    box of read_boxes, as a careful caller would; new ones elsewhere, as the peers return."""
+
+    def __init__(self):
+        self.lib = numpy_ffi.load()
+        self.version = self.lib.zarr_version().decode()
+        self.threads = (f"libzarr's pool (ZARR_NUM_THREADS {os.environ.get('ZARR_NUM_THREADS', 'unset')}); "
+                        "ctypes releases the GIL during each call")
+
+    def run(self, path, f, metadata=None):
+        """`f(array)` on the array at `path` (created from `metadata` if given), closed after."""
+        array = numpy_ffi.Array(self.lib, path, metadata)
+        try:
+            return f(array)
+        finally:
+            array.close()
+
+    def read_all(self, path, sink):
+        sink.take(self.run(path, lambda a: a.read([0] * len(data.SHAPE), list(data.SHAPE))))
+
+    def read_boxes(self, path, starts, count, sink):
+        def read(array):
+            out = np.empty(count, dtype=data.DTYPE)
+            for start in starts:
+                sink.take(array.read(start, count, out))
+
+        self.run(path, read)
+
+    def read_boxes_threads(self, path, starts, count, threads, sink):
+        self.run(path, lambda a: read_boxes_in_threads(
+            lambda b: a.read([s.start for s in b], count), starts, count, threads, sink))
+
+    def read_strided(self, path, step, sink):
+        shape = data.SHAPE
+        count = [-(-n // step) for n in shape]
+        sink.take(self.run(path, lambda a: a.read_strided([0] * len(shape), count, [step] * len(shape))))
+
+    def write(self, path, metadata, values):
+        self.run(path, lambda a: a.write(np.ascontiguousarray(values)), metadata)
+
+
+IMPLS = {"tensorstore": TensorStore, "zarr-python": ZarrPython, "libzarr-numpy": LibzarrNumpy}
 
 
 class Worker:

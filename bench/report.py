@@ -240,7 +240,9 @@ def markdown(run, tables):
         "gives them (large ones 16 bytes past a 64-byte boundary), reused across the boxes of "
         "one operation; `libzarr-aligned` is libzarr reading into the same memory moved to a "
         "64-byte boundary; `libzarr-cache-64M` and `libzarr-cache-1G` are libzarr with a chunk "
-        "cache of that budget on the array each operation opens (off by default). zarrs reads into the same kind of buffer with "
+        "cache of that budget on the array each operation opens (off by default); "
+        "`libzarr-numpy` is libzarr's C API called from Python through ctypes into NumPy "
+        "arrays (`numpy_ffi.py`). zarrs reads into the same kind of buffer with "
         "`retrieve_array_subset_into` (sharded: `retrieve_array_subset_sharded_opt`, which "
         "allocates, copied over); tensorstore and zarr-python return new NumPy arrays.",
         *[f"- Reference: {text}" for text in refs],

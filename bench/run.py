@@ -29,8 +29,9 @@ REFERENCES = {"raw-files": (["none"], ["read_all", "write"]), "memcpy": (["none"
               "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all"])}
 # libzarr reading into 64-byte-aligned buffers, and with a chunk cache on every array it opens.
 VARIANTS_OF_LIBZARR = ["libzarr-aligned", "libzarr-cache-64M", "libzarr-cache-1G"]
-IMPLS = ["libzarr", *VARIANTS_OF_LIBZARR, *PEERS, *REFERENCES]
-PYTHON_IMPLS = {"tensorstore", "zarr-python"}
+# libzarr's C API called from Python (ctypes) with NumPy's buffers.
+IMPLS = ["libzarr", *VARIANTS_OF_LIBZARR, "libzarr-numpy", *PEERS, *REFERENCES]
+PYTHON_IMPLS = {"tensorstore", "zarr-python", "libzarr-numpy"}
 VERIFIER = "zarrs"  # reads back every Zarr array written, so no writer checks itself
 
 
@@ -176,7 +177,7 @@ def bytes_read(data, workers):
     crc = d.crc(d.boxes_of(data.load(), [start], size))
     measured = {}
     for impl, worker in workers.items():
-        if impl in REFERENCES or impl in VARIANTS_OF_LIBZARR:
+        if impl in REFERENCES or impl in VARIANTS_OF_LIBZARR or impl == "libzarr-numpy":
             continue
         request = {"op": "read_boxes", "path": str(array), "starts": [start], "count": size,
                    "verify": True}
