@@ -31,8 +31,12 @@ OP_TEXT = {
 }
 REFERENCE_TEXT = {
     "codec": "codec: a compressed variant's chunk files read and decoded by the codec's own "
-             "library (zstd, or blosc single-threaded per chunk) into one buffer, chunk after "
-             "chunk, on the rayon pool: the floor of reading that variant",
+             "library (zstd, or blosc single-threaded per chunk) into one buffer kept from the "
+             "previous call (no page faults), chunk after chunk, on the rayon pool: the floor "
+             "of reading that variant",
+    "codec-1t": "codec-1t: the same on one thread, the codec's own single-thread speed on the "
+                "same chunks: the floor of the read_chunks row (one chunk per call, and zstd "
+                "decodes a chunk on one thread)",
     "raw-files": "raw files: the uncompressed variant's 64 chunk files read into one buffer "
                  "(write: 64 chunk-sized slices of the data written as files); no decoding",
     "memcpy": "memcpy: the array's 256 MiB copied into a freshly allocated buffer (page faults "

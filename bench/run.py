@@ -26,7 +26,8 @@ PEERS = ["zarrs", "tensorstore", "zarr-python"]
 THREADS = 8  # the caller's threads of read_chunks_threads
 # The physical references: {impl: (the variants and the operations they run on)}.
 REFERENCES = {"raw-files": (["none"], ["read_all", "write"]), "memcpy": (["none"], ["read_all"]),
-              "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all"])}
+              "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all"]),
+              "codec-1t": (["zstd", "blosc-lz4", "v3-zstd"], ["read_chunks"])}
 # libzarr reading into 64-byte-aligned buffers, and with a chunk cache on every array it opens.
 VARIANTS_OF_LIBZARR = ["libzarr-aligned", "libzarr-cache-64M", "libzarr-cache-1G"]
 # libzarr's C API called from Python (ctypes) with NumPy's buffers.
@@ -113,6 +114,8 @@ def plan(data, variants, ops, impls, expected):
                     request["path"] = str(data.source)
                 if impl in ("raw-files", "codec") and op == "read_all":
                     crc = expected[variant]["read_chunks"]  # the chunks' bytes, in order
+                if impl == "codec-1t":  # every chunk decoded in order on one thread
+                    request, crc = {"op": "read_all", "path": array}, expected[variant]["read_chunks"]
                 tasks.append(Task(variant, op, impl, request, crc))
     return tasks
 

@@ -23,7 +23,8 @@ fn subject(name: &str) -> Option<Box<dyn Subject>> {
         "zarrs" => Box::new(zarrs_subject::Zarrs),
         "raw-files" => Box::new(reference::RawFiles),
         "memcpy" => Box::new(reference::Memcpy::default()),
-        "codec" => Box::new(reference::CodecFloor),
+        "codec" => Box::new(reference::CodecFloor::new(0)),
+        "codec-1t" => Box::new(reference::CodecFloor::new(1)),
         _ => return None,
     })
 }
@@ -176,7 +177,7 @@ fn main() {
     let name = std::env::args().nth(1).unwrap_or_default();
     let Some(subject) = subject(&name) else {
         eprintln!(
-            "usage: zarr-bench libzarr|libzarr-aligned|libzarr-cache-64M|libzarr-cache-1G|zarrs|raw-files|memcpy|codec  (then JSON requests on stdin)"
+            "usage: zarr-bench libzarr|libzarr-aligned|libzarr-cache-64M|libzarr-cache-1G|zarrs|raw-files|memcpy|codec|codec-1t  (then JSON requests on stdin)"
         );
         std::process::exit(2);
     };
