@@ -117,6 +117,22 @@ impl Drop for RunningCall {
     }
 }
 
+/// This thread's [`spare_threads`] while it lives; the earlier value comes back when it is
+/// dropped, also when the task panics.
+struct SpareThreads(usize);
+
+impl SpareThreads {
+    fn set(share: usize) -> SpareThreads {
+        SpareThreads(SPARE_THREADS.replace(share))
+    }
+}
+
+impl Drop for SpareThreads {
+    fn drop(&mut self) {
+        SPARE_THREADS.set(self.0);
+    }
+}
+
 /// Runs the chunk work of one call: `tasks` tasks, `task(i)` for each. Several run on the
 /// pool in parallel; a single task runs on the calling thread (handing it to a worker costs
 /// more than a small task takes) and may itself use the pool's share of this call, which
@@ -128,11 +144,8 @@ pub fn run_call(tasks: u64, task: impl Fn(u64) -> Result<()> + Sync) -> Result<(
     match tasks {
         0 => Ok(()),
         1 => {
-            let share = (num_threads()? / calls).max(1);
-            let before = SPARE_THREADS.replace(share);
-            let result = task(0);
-            SPARE_THREADS.set(before);
-            result
+            let _share = SpareThreads::set((num_threads()? / calls).max(1));
+            task(0)
         }
         n => run(|| (0..n).into_par_iter().try_for_each(&task)),
     }
