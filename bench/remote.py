@@ -336,7 +336,8 @@ def markdown(run):
         "CRC-32 of the values, writes read back by another implementation "
         f"({', '.join(f'{w} by {v}' for w, v in VERIFIER.items())}).",
         f"- Timing: median of {run['reps']} repetitions, interleaved (for each repetition: mode, "
-        "variant, operation, implementation). Peak memory: the worker's /proc/PID/clear_refs "
+        "variant, operation, implementation, the implementations starting one further along in "
+        "each repetition so that none always runs first after a write). Peak memory: the worker's /proc/PID/clear_refs "
         "reset (5) before each operation, VmHWM after, minus VmRSS before. The worker holds the "
         "256 MiB write source (loaded outside the timings) in its baseline; a whole read's own "
         "result is 256 MiB of the growth.",
@@ -396,10 +397,13 @@ def main():
         pids = [w.proc.pid for w in bench.workers.values()] + [proxy.proc.pid]
         for rep in range(args.reps):
             rep_started, cpu_before = time.monotonic(), cpu_seconds(pids)
+            # Each repetition starts the cells at another implementation, so that none always
+            # runs first after a write, while the server is still storing it.
+            order = impls[rep % len(impls):] + impls[:rep % len(impls)]
             for mode in modes:
                 for variant in variants:
                     for op in ops:
-                        for impl in impls:
+                        for impl in order:
                             bench.timed(rep, impl, mode, variant, op)
             others.append(other_cpu(cpu_before, cpu_seconds(pids)))
             print(f"repetition {rep + 1}/{args.reps}: {time.monotonic() - rep_started:.0f} s "

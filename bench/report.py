@@ -254,7 +254,8 @@ def markdown(run, tables):
         "cache and verifies each result by CRC-32 (written arrays are read back by "
         "zarrs; raw files by the raw reader). Reads are therefore from memory, not disk.",
         f"- Timing: median of {run.reps} repetitions, interleaved (for each repetition: for each "
-        "variant, operation and implementation, one run), all on this machine in one run.",
+        "variant, operation and implementation, one run; the implementations of a cell group "
+        "start one further along in each repetition), all on this machine in one run.",
         "- Cells: median time, and in parentheses the ratio libzarr time / that implementation's "
         "time (below 1: libzarr is faster). raw-files and memcpy are measured on the "
         "uncompressed files and repeated in every table (their buffers are faulted in 4 KiB "

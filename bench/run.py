@@ -196,6 +196,17 @@ def bytes_read(data, workers):
             "measured": measured}
 
 
+def rotated(tasks, rep):
+    """The tasks of each (variant, operation) cell group in an order that starts at another
+    implementation in each repetition, so that none always runs first after a write (whose
+    pages the kernel may still be writing back)."""
+    groups = {}
+    for task in tasks:
+        groups.setdefault((task.variant, task.op), []).append(task)
+    return [t for group in groups.values()
+            for t in group[rep % len(group):] + group[:rep % len(group)]]
+
+
 def timed_run(task, workers):
     if task.output:
         shutil.rmtree(task.output, ignore_errors=True)
@@ -242,7 +253,7 @@ def main():
         others = []  # CPU seconds that other processes used during each repetition
         for rep in range(args.reps):
             rep_started, cpu_before = time.monotonic(), cpu_seconds(pids)
-            for task in runnable:
+            for task in rotated(runnable, rep):
                 timed_run(task, workers)
             others.append(other_cpu(cpu_before, cpu_seconds(pids)))
             print(f"repetition {rep + 1}/{args.reps}: {time.monotonic() - rep_started:.0f} s "
