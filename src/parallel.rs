@@ -157,12 +157,18 @@ pub fn spare_threads() -> usize {
     SPARE_THREADS.get()
 }
 
+/// Held by the unit tests that resize the pool or depend on its size, so that they do not
+/// run into each other.
+#[cfg(test)]
+pub(crate) static POOL_SIZE_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn thread_count_can_be_set_and_restored() {
+        let _pool = POOL_SIZE_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         set_num_threads(3).unwrap();
         assert_eq!(num_threads().unwrap(), 3);
         assert_eq!(run(|| Ok(rayon::current_num_threads())).unwrap(), 3);
@@ -173,6 +179,7 @@ mod tests {
 
     #[test]
     fn a_lone_task_gets_the_share_of_the_pool_its_call_has() {
+        let _pool = POOL_SIZE_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let threads = num_threads().unwrap();
         let seen = std::sync::Mutex::new(Vec::new());
         run_call(1, |_| {

@@ -117,11 +117,8 @@ impl Subject for Libzarr {
         sink: &mut Sink,
     ) -> Result<()> {
         let array = self.open(path)?;
-        let Some(first) = boxes.first() else {
-            return Ok(());
-        };
-        let bytes = bytes_for(&array, first.count);
-        read_boxes_in_threads(boxes, bytes, threads, sink, |b, out| {
+        let item = array.metadata().dtype.size;
+        read_boxes_in_threads(boxes, item, threads, sink, |b, out| {
             Ok(array.read_region(b.start, b.count, out)?)
         })
     }

@@ -80,16 +80,20 @@ impl Drop for CallerBuffer {
 /// Results kept for verification: (box number, bytes read).
 type Kept = Vec<(usize, Vec<u8>)>;
 
-/// Reads `boxes` (each `box_bytes` long) from `threads` threads at once, thread `t` taking
-/// boxes `t`, `t + threads`, ... into its own [`CallerBuffer`] with `read`; when `sink`
-/// verifies, the results are copied and handed to it in the boxes' order afterwards.
+/// Reads `boxes` (all of one shape, `item`-byte elements) from `threads` threads at once,
+/// thread `t` taking boxes `t`, `t + threads`, ... into its own [`CallerBuffer`] with `read`;
+/// when `sink` verifies, the results are copied and handed to it in the boxes' order afterwards.
 pub fn read_boxes_in_threads(
     boxes: &[Box3],
-    box_bytes: usize,
+    item: usize,
     threads: usize,
     sink: &mut Sink,
     read: impl Fn(&Box3, &mut [u8]) -> Result<()> + Sync,
 ) -> Result<()> {
+    let Some(first) = boxes.first() else {
+        return Ok(());
+    };
+    let box_bytes = first.bytes(item);
     let keep = sink.verifies();
     let results: Vec<Result<Kept>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -128,6 +132,13 @@ pub fn read_boxes_in_threads(
 pub struct Box3<'a> {
     pub start: &'a [u64],
     pub count: &'a [u64],
+}
+
+impl Box3<'_> {
+    /// The bytes of this box's elements of `item` bytes each.
+    pub fn bytes(&self, item: usize) -> usize {
+        self.count.iter().product::<u64>() as usize * item
+    }
 }
 
 /// One implementation under test. `path` is a Zarr array directory, v2 or v3 (the array is its

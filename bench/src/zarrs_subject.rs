@@ -14,6 +14,9 @@ use zarrs::filesystem::FilesystemStore;
 
 pub struct Zarrs;
 
+/// Bytes per element of the benchmark's `<u2` arrays, which zarrs reads as `u16`.
+const ITEM: usize = 2;
+
 fn open(path: &str) -> Result<Array<FilesystemStore>> {
     Ok(Array::open(Arc::new(FilesystemStore::new(path)?), "/")?)
 }
@@ -25,35 +28,45 @@ fn subset(start: &[u64], count: &[u64]) -> Result<ArraySubset> {
     )?)
 }
 
-/// Reads the box into `out` (C order, `out.len()` = its elements × item size) with
-/// `retrieve_array_subset_into`, or for a sharded array `retrieve_array_subset_sharded_opt`
-/// (which has no `_into` form) copied into `out`.
+/// Reads the box into `out` (C order, `out.len()` = its elements × [`ITEM`]) with
+/// `retrieve_array_subset_into`.
 fn retrieve_into(
+    array: &Array<FilesystemStore>,
+    start: &[u64],
+    count: &[u64],
+    out: &mut [u8],
+) -> Result<()> {
+    // SAFETY: the only view of `out`, covering all of it.
+    let mut view = unsafe {
+        ArrayBytesFixedDisjointView::new(
+            UnsafeCellSlice::new(out),
+            ITEM,
+            count,
+            ArraySubset::new_with_shape(count.to_vec()),
+        )?
+    };
+    array.retrieve_array_subset_into(&subset(start, count)?, (&mut view).into())?;
+    Ok(())
+}
+
+/// [`retrieve_into`], or for a sharded array `retrieve_array_subset_sharded_opt` with `cache`
+/// (which has no `_into` form) copied into `out`.
+fn retrieve_box_into(
     array: &Array<FilesystemStore>,
     cache: &ArrayShardedReadableExtCache,
     start: &[u64],
     count: &[u64],
     out: &mut [u8],
 ) -> Result<()> {
-    let region = subset(start, count)?;
-    if array.is_sharded() {
-        let values: Vec<u16> =
-            array.retrieve_array_subset_sharded_opt(cache, &region, &CodecOptions::default())?;
-        out.copy_from_slice(bytes_of(&values));
-        return Ok(());
+    if !array.is_sharded() {
+        return retrieve_into(array, start, count, out);
     }
-    let elements: u64 = count.iter().product();
-    let item = out.len() / elements.max(1) as usize;
-    // SAFETY: the only view of `out`, covering all of it.
-    let mut view = unsafe {
-        ArrayBytesFixedDisjointView::new(
-            UnsafeCellSlice::new(out),
-            item,
-            count,
-            ArraySubset::new_with_shape(count.to_vec()),
-        )?
-    };
-    array.retrieve_array_subset_into(&region, (&mut view).into())?;
+    let values: Vec<u16> = array.retrieve_array_subset_sharded_opt(
+        cache,
+        &subset(start, count)?,
+        &CodecOptions::default(),
+    )?;
+    out.copy_from_slice(bytes_of(&values));
     Ok(())
 }
 
@@ -77,18 +90,8 @@ impl Subject for Zarrs {
         let array = open(path)?;
         let shape = array.shape().to_vec();
         let elements: u64 = shape.iter().product();
-        let mut out = CallerBuffer::new(elements as usize * 2, false);
-        let all = subset(&vec![0; shape.len()], &shape)?;
-        let mut view = unsafe {
-            // SAFETY: the only view of `out`, covering all of it.
-            ArrayBytesFixedDisjointView::new(
-                UnsafeCellSlice::new(out.as_mut_slice()),
-                2,
-                &shape,
-                ArraySubset::new_with_shape(shape.clone()),
-            )?
-        };
-        array.retrieve_array_subset_into(&all, (&mut view).into())?;
+        let mut out = CallerBuffer::new(elements as usize * ITEM, false);
+        retrieve_into(&array, &vec![0; shape.len()], &shape, out.as_mut_slice())?;
         sink.take(out.as_mut_slice());
         Ok(())
     }
@@ -103,9 +106,9 @@ impl Subject for Zarrs {
         let Some(first) = boxes.first() else {
             return Ok(());
         };
-        let mut out = CallerBuffer::new(first.count.iter().product::<u64>() as usize * 2, false);
+        let mut out = CallerBuffer::new(first.bytes(ITEM), false);
         for b in boxes {
-            retrieve_into(&array, &cache, b.start, b.count, out.as_mut_slice())?;
+            retrieve_box_into(&array, &cache, b.start, b.count, out.as_mut_slice())?;
             sink.take(out.as_mut_slice());
         }
         Ok(())
@@ -120,12 +123,8 @@ impl Subject for Zarrs {
     ) -> Result<()> {
         let array = open(path)?;
         let cache = ArrayShardedReadableExtCache::new(&array);
-        let Some(first) = boxes.first() else {
-            return Ok(());
-        };
-        let bytes = first.count.iter().product::<u64>() as usize * 2;
-        read_boxes_in_threads(boxes, bytes, threads, sink, |b, out| {
-            retrieve_into(&array, &cache, b.start, b.count, out)
+        read_boxes_in_threads(boxes, ITEM, threads, sink, |b, out| {
+            retrieve_box_into(&array, &cache, b.start, b.count, out)
         })
     }
 

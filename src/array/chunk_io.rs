@@ -386,3 +386,34 @@ fn read_in_parts(value: &dyn ValueReader, out: &mut [u8]) -> Result<()> {
             .try_for_each(|(i, bytes)| value.read_exact_at((i * part) as u64, bytes))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Split or not, a value shorter than the buffer is an error naming the bytes missing,
+    /// and a whole one fills the buffer exactly.
+    #[test]
+    fn reads_in_parts_fill_exactly_or_fail() {
+        let value: Vec<u8> = (0..(3 << 20) as u32).map(|i| (i % 241) as u8).collect();
+        let short: Vec<u8> = value[..value.len() - 5].to_vec();
+        let _pool = parallel::POOL_SIZE_TESTS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for threads in [1, 3] {
+            parallel::set_num_threads(threads).unwrap();
+            parallel::run_call(1, |_| {
+                let mut out = vec![0u8; value.len()];
+                read_in_parts(&value, &mut out)?;
+                assert!(out == value, "{threads} threads");
+                match read_in_parts(&short, &mut out) {
+                    Err(Error::CorruptChunk(m)) => assert!(m.contains("ends before"), "{m}"),
+                    other => panic!("{threads} threads: {other:?}"),
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        parallel::set_num_threads(0).unwrap();
+    }
+}
