@@ -252,7 +252,6 @@ class Worker:
     def __init__(self, impl):
         self.impl = impl
         self.sources = {}  # raw source file -> its array, loaded once, outside the timings
-        self.idle_resident = status_bytes("VmRSS:")  # before the first request
 
     def source(self, path, shape):
         if path not in self.sources:
@@ -283,17 +282,17 @@ class Worker:
         else:
             raise ValueError(f"unknown op {op!r}")
         reset_peak_memory()
+        resident_before = status_bytes("VmRSS:")
         before = rchar()
         start = time.perf_counter()
         run()
         seconds = time.perf_counter() - start
         after = rchar()
         read_bytes = after - before if before is not None and after is not None else None
-        # Memory the call held beyond the idle worker's and the write sources it loaded: its
-        # buffers, and whatever the implementation keeps from earlier calls.
-        peak, idle = status_bytes("VmHWM:"), self.idle_resident
-        sources = sum(a.nbytes for a in self.sources.values())
-        peak_bytes = max(0, peak - idle - sources) if peak is not None and idle is not None else None
+        # Memory the call needed beyond what the worker held resident before it.
+        peak = status_bytes("VmHWM:")
+        peak_bytes = (max(0, peak - resident_before)
+                      if peak is not None and resident_before is not None else None)
         return {"seconds": seconds, "crc32": sink.crc, "read_bytes": read_bytes,
                 "peak_bytes": peak_bytes}
 

@@ -60,12 +60,10 @@ fn boxes<'a>(starts: &'a [Vec<u64>], count: &'a [u64]) -> Vec<Box3<'a>> {
     starts.iter().map(|start| Box3 { start, count }).collect()
 }
 
-/// The worker's state across requests: the implementation, the write sources it loaded and
-/// its resident memory before the first request.
+/// The worker's state across requests: the implementation and the write sources it loaded.
 struct Worker {
     subject: Box<dyn Subject>,
     sources: HashMap<String, Vec<u16>>,
-    idle_resident: Option<u64>,
 }
 
 impl Worker {
@@ -108,13 +106,11 @@ impl Worker {
             }
             op => return Err(format!("unknown op {op:?}").into()),
         };
-        // Memory the call held beyond the idle worker's and the write sources it loaded: its
-        // buffers, and whatever the implementation keeps from earlier calls.
-        let sources: usize = self.sources.values().map(|s| s.len() * 2).sum();
+        // Memory the call needed beyond what the worker held resident before it.
         let peak_bytes = measured
             .peak_resident
-            .zip(self.idle_resident)
-            .map(|(peak, idle)| peak.saturating_sub(idle + sources as u64));
+            .zip(measured.resident_before)
+            .map(|(peak, before)| peak.saturating_sub(before));
         Ok(json!({"seconds": measured.seconds, "crc32": sink.crc32(),
                   "read_bytes": measured.read_bytes, "peak_bytes": peak_bytes}))
     }
@@ -125,6 +121,8 @@ struct Measured {
     seconds: f64,
     /// Bytes read meanwhile ([`rchar`]).
     read_bytes: Option<u64>,
+    /// The memory the process held resident just before.
+    resident_before: Option<u64>,
     /// The most memory the process held resident meanwhile ([`reset_peak_memory`]).
     peak_resident: Option<u64>,
 }
@@ -132,6 +130,7 @@ struct Measured {
 /// Runs `f` and measures it.
 fn timed(f: impl FnOnce() -> Result<()>) -> Result<Measured> {
     reset_peak_memory();
+    let resident_before = status_bytes("VmRSS:");
     let before = rchar();
     let start = Instant::now();
     f()?;
@@ -139,6 +138,7 @@ fn timed(f: impl FnOnce() -> Result<()>) -> Result<Measured> {
     Ok(Measured {
         seconds,
         read_bytes: rchar().zip(before).map(|(after, before)| after - before),
+        resident_before,
         peak_resident: status_bytes("VmHWM:"),
     })
 }
@@ -189,7 +189,6 @@ fn main() {
     let mut worker = Worker {
         subject,
         sources: HashMap::new(),
-        idle_resident: status_bytes("VmRSS:"),
     };
     for line in std::io::stdin().lock().lines() {
         let line = line.expect("stdin");

@@ -36,6 +36,13 @@ impl Sink {
         }
     }
 
+    /// Appends bytes already hashed elsewhere (`part`'s CRC-32), as if taken here.
+    pub fn append(&mut self, part: &crc32fast::Hasher) {
+        if let Some(crc) = &mut self.0 {
+            crc.combine(part);
+        }
+    }
+
     pub fn verifies(&self) -> bool {
         self.0.is_some()
     }
@@ -77,12 +84,13 @@ impl Drop for CallerBuffer {
     }
 }
 
-/// Results kept for verification: (box number, bytes read).
-type Kept = Vec<(usize, Vec<u8>)>;
+/// Results kept for verification: (box number, CRC-32 of its bytes).
+type Kept = Vec<(usize, crc32fast::Hasher)>;
 
 /// Reads `boxes` (all of one shape, `item`-byte elements) from `threads` threads at once,
 /// thread `t` taking boxes `t`, `t + threads`, ... into its own [`CallerBuffer`] with `read`;
-/// when `sink` verifies, the results are copied and handed to it in the boxes' order afterwards.
+/// when `sink` verifies, each box's CRC-32 is kept and the sink combines them in the boxes'
+/// order afterwards (no copies of the results stay in the threads' memory).
 pub fn read_boxes_in_threads(
     boxes: &[Box3],
     item: usize,
@@ -105,7 +113,9 @@ pub fn read_boxes_in_threads(
                     for i in (t..boxes.len()).step_by(threads) {
                         read(&boxes[i], buffer.as_mut_slice())?;
                         if keep {
-                            kept.push((i, buffer.as_mut_slice().to_vec()));
+                            let mut crc = crc32fast::Hasher::new();
+                            crc.update(buffer.as_mut_slice());
+                            kept.push((i, crc));
                         }
                     }
                     Ok(kept)
@@ -122,8 +132,8 @@ pub fn read_boxes_in_threads(
         kept.extend(result?);
     }
     kept.sort_by_key(|(i, _)| *i);
-    for (_, bytes) in kept {
-        sink.take(&bytes);
+    for (_, crc) in kept {
+        sink.append(&crc);
     }
     Ok(())
 }
