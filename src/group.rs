@@ -121,7 +121,9 @@ impl Group {
         &self.store
     }
 
-    /// The arrays and groups directly below this group.
+    /// The arrays and groups directly below this group. A stored name no path can address
+    /// (one that normalises to something else, such as `\\` or `a\\b`, which paths read as
+    /// `/` and `a/b`, or a reserved name) is not a member: walking it would lead elsewhere.
     pub fn members(&self) -> Result<Members> {
         let prefix = if self.path.is_empty() {
             String::new()
@@ -134,6 +136,9 @@ impl Group {
             None => self.store.list_dir(&prefix)?,
         };
         for name in names {
+            if path::normalize(&name).ok().as_deref() != Some(name.as_str()) {
+                continue;
+            }
             match hierarchy::node_kind(&self.store, &path::join(&self.path, &name))? {
                 NodeKind::Array => members.arrays.push(name),
                 NodeKind::Group => members.groups.push(name),

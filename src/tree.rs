@@ -326,4 +326,21 @@ mod tests {
         let err = Tree::of_group(&Group::open(store, "").unwrap()).unwrap_err();
         assert!(err.to_string().contains("foo/.zgroup"), "{err}");
     }
+
+    /// Found by the `store_image` fuzz target: a group stored under a name that is no path
+    /// segment (`\\`, which paths read as `/`) was listed as a member whose path led back to
+    /// the root, and the listing grew without end.
+    #[test]
+    fn skips_names_that_are_no_path_segment() {
+        let store = hierarchy();
+        for name in ["\\", "a\\b", "c\\..", ".zarray"] {
+            store
+                .set(&format!("{name}/.zgroup"), b"{\"zarr_format\": 2}")
+                .unwrap();
+        }
+        let root = Group::open(store.clone(), "").unwrap();
+        let members = root.members().unwrap();
+        assert_eq!(members.groups, ["bar", "foo"]);
+        assert_eq!(Tree::of_group(&root).unwrap().entries().len(), 8);
+    }
 }
