@@ -21,6 +21,7 @@ mod info;
 mod orthogonal_io;
 mod points_io;
 mod resize;
+mod shard_index_cache;
 mod shard_io;
 mod vlen_io;
 
@@ -65,6 +66,8 @@ pub struct Array {
     object: Option<ObjectCodec>,
     /// Decoded chunks kept in memory by this handle (off unless the caller sets a budget).
     chunk_cache: chunk_cache::ChunkCache,
+    /// Shard indexes this handle read, for sharded arrays in local files.
+    shard_indexes: shard_index_cache::ShardIndexCache,
 }
 
 impl Array {
@@ -218,6 +221,7 @@ impl Array {
             write_empty_chunks: AtomicBool::new(false),
             object: codecs.object,
             chunk_cache: Default::default(),
+            shard_indexes: Default::default(),
         })
     }
 

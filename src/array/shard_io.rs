@@ -18,6 +18,7 @@
 use super::buffer::BufferLayout;
 use super::chunk_cache::Lookup;
 use super::chunk_io::{with_scratch, with_stored_buffer};
+use super::shard_index_cache::ShardIndex;
 use super::Array;
 use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{try_alloc_zeroed, Error, Result};
@@ -76,9 +77,6 @@ pub(super) struct ShardLayout {
     /// Innermost chunks per shard.
     chunks_per_shard: u64,
 }
-
-/// A shard's index: `(offset, length)` of each sub-chunk in index order, `None` where empty.
-type ShardIndex = Vec<Option<(u64, u64)>>;
 
 /// How many shards a read opens together (on a remote store: their first requests in flight
 /// at once).
@@ -486,6 +484,29 @@ impl Array {
         Ok(())
     }
 
+    /// The index of the shard of `level` in `region` (`name`: the shard's, one per key); at
+    /// the top level of a stored value whose version the store can tell, from the handle's
+    /// shard index cache when that version's index was read before.
+    fn index_of(&self, level: usize, region: Region, name: &str) -> Result<Arc<ShardIndex>> {
+        let read = || {
+            let index = self.shard_layout().levels[level].read_index(region, name)?;
+            Ok(Arc::new(index))
+        };
+        let version = match region {
+            Region::Stored { value, .. } if level == 0 => value.version(),
+            _ => None,
+        };
+        let Some(version) = version else {
+            return read();
+        };
+        if let Some(index) = self.shard_indexes.get(name, version) {
+            return Ok(index);
+        }
+        let index = read()?;
+        self.shard_indexes.put(name, version, index.clone());
+        Ok(index)
+    }
+
     /// Reads the chunks under the shard of `level` in `region`.
     fn read_level(
         &self,
@@ -496,7 +517,7 @@ impl Array {
         f: ReadChunk,
     ) -> Result<()> {
         let layout = self.shard_layout();
-        let index = layout.levels[level].read_index(region, name)?;
+        let index = self.index_of(level, region, name)?;
         let Some(next) = layout.levels.get(level + 1) else {
             let wanted = chunks
                 .iter()
@@ -911,6 +932,49 @@ mod tests {
             a.write_region(&[0, 0], &[10, 9], &fill).unwrap();
             assert!(store.list_prefix("a/c/").unwrap().is_empty());
         }
+    }
+
+    /// A handle keeps the indexes of the shards it read from files; a shard another handle
+    /// replaced, or another program rewrote in place, is read afresh.
+    #[test]
+    fn reads_shards_rewritten_since_their_index_was_kept() {
+        let dir = std::env::temp_dir().join(format!("libzarr-shard-index-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let location = dir.to_str().unwrap();
+        let store = StoreHandle::open(location, OpenMode::Write).unwrap();
+        let reader = sharded(&store, "end", r#"[{"name": "bytes"}, {"name": "zstd"}]"#);
+        let read_one = |a: &Array| {
+            let mut out = [0u8; 4];
+            a.read_region(&[0, 0], &[1, 1], &mut out).unwrap();
+            i32::from_ne_bytes(out)
+        };
+        assert_eq!(read_one(&reader), -1);
+        let writer =
+            Array::open(StoreHandle::open(location, OpenMode::Write).unwrap(), "a").unwrap();
+        for value in [5i32, 6] {
+            writer
+                .write_region(&[0, 0], &[1, 1], &value.to_ne_bytes())
+                .unwrap();
+            assert_eq!(read_one(&reader), value);
+        }
+        // Another program rewrites the shard in place (same file), with other inner chunks.
+        let mut whole = values(90);
+        whole[..4].copy_from_slice(&7i32.to_ne_bytes());
+        writer.write_region(&[0, 0], &[10, 9], &whole).unwrap();
+        let shard = dir.join("a/c/0/0");
+        let rewritten = std::fs::read(&shard).unwrap();
+        writer
+            .write_region(&[0, 0], &[1, 1], &6i32.to_ne_bytes())
+            .unwrap();
+        assert_eq!(read_one(&reader), 6);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&shard)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &rewritten))
+            .unwrap();
+        assert_eq!(read_one(&reader), 7);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A 10×9 int32 array in 4×6 shards with `codecs`, checked against a model through box

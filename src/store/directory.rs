@@ -1,6 +1,6 @@
 //! A store on the local file system: key `a/b/0.0` is the file `<root>/a/b/0.0`.
 
-use super::{read_file_at, OpenMode, Store, ValueReader};
+use super::{read_file_at, OpenMode, Store, ValueReader, ValueVersion};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix, TEMP_MARKER};
 use std::fs;
@@ -315,11 +315,39 @@ struct FileValue {
     file: fs::File,
     len: u64,
     path: PathBuf,
+    version: Option<ValueVersion>,
+}
+
+/// The version of the file `metadata` describes (Unix only).
+fn file_version(metadata: &fs::Metadata) -> Option<ValueVersion> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = metadata;
+        Some(ValueVersion([
+            m.dev() as i64,
+            m.ino() as i64,
+            m.size() as i64,
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ]))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
 }
 
 impl ValueReader for FileValue {
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn version(&self) -> Option<ValueVersion> {
+        self.version
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -361,6 +389,7 @@ impl Store for DirectoryStore {
                 file,
                 len: m.len(),
                 path,
+                version: file_version(&m),
             }))),
             Err(e) => missing_or_error(&path, key, e).map(|()| None),
         }

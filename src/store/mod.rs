@@ -225,10 +225,21 @@ pub type Parts<'a> = dyn Fn(usize, &[u8], u64) -> Vec<(u64, u64)> + Sync + 'a;
 /// it), or nothing to store.
 pub type Produce<'a> = dyn Fn(usize) -> Result<Option<(String, Option<Vec<u8>>)>> + Sync + 'a;
 
+/// One stored version of a value, where a store can tell it without reading the value: a
+/// value replaced or rewritten has another. For a local file: its device, inode, size,
+/// modification and status-change times (a rewrite in place within one tick of the file
+/// system's clock, a few milliseconds, after the version was taken can go unnoticed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueVersion(pub [i64; 7]);
+
 /// Random access to one stored value, from any number of threads at once.
 pub trait ValueReader: Send + Sync {
     /// The value's length in bytes.
     fn len(&self) -> u64;
+    /// The stored version read, where the store can tell ([`ValueVersion`]).
+    fn version(&self) -> Option<ValueVersion> {
+        None
+    }
     /// Whether the value is empty.
     fn is_empty(&self) -> bool {
         self.len() == 0
