@@ -33,7 +33,9 @@ REFERENCE_TEXT = {
     "codec": "codec: a compressed variant's chunk files read and decoded by the codec's own "
              "library (zstd, or blosc single-threaded per chunk) into one buffer kept from the "
              "previous call (no page faults), chunk after chunk, on the rayon pool: the floor "
-             "of reading that variant",
+             "of reading that variant; write: each chunk cut out of the data, encoded by the "
+             "codec's library with the variant's settings and written as a file, chunks in "
+             "parallel on the rayon pool: the floor of writing it",
     "codec-1t": "codec-1t: the same on one thread, the codec's own single-thread speed on the "
                 "same chunks: the floor of the read_chunks row (one chunk per call, and zstd "
                 "decodes a chunk on one thread)",

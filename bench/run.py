@@ -26,7 +26,7 @@ PEERS = ["zarrs", "tensorstore", "zarr-python"]
 THREADS = 8  # the caller's threads of read_chunks_threads
 # The physical references: {impl: (the variants and the operations they run on)}.
 REFERENCES = {"raw-files": (["none"], ["read_all", "write"]), "memcpy": (["none"], ["read_all"]),
-              "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all"]),
+              "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all", "write"]),
               "codec-1t": (["zstd", "blosc-lz4", "v3-zstd"], ["read_chunks"])}
 # libzarr reading into 64-byte-aligned buffers, and with a chunk cache on every array it opens.
 VARIANTS_OF_LIBZARR = ["libzarr-aligned", "libzarr-cache-64M", "libzarr-cache-1G"]

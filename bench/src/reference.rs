@@ -63,35 +63,69 @@ impl CodecFloor {
     }
 }
 
-/// How the chunks of an array are compressed.
-#[derive(Clone, Copy)]
-enum Codec {
-    Zstd,
-    Blosc,
+thread_local! {
+    /// A chunk cut out of the data and its encoding, kept between chunks (and calls).
+    static ENCODE_BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = RefCell::default();
 }
 
-/// The chunk keys (in C order of the chunk grid), one chunk's decoded bytes and the codec of
-/// the array at `path`: a v2 `.zarray` or a v3 `zarr.json` (`uint16`, default `c/` keys).
-fn compressed_chunks(path: &str) -> Result<(Vec<String>, usize, Codec)> {
-    if let Ok(zarray) = read_zarray(path) {
-        let codec = match zarray["compressor"]["id"].as_str() {
-            Some("zstd") => Codec::Zstd,
-            Some("blosc") => Codec::Blosc,
-            other => return Err(format!("no codec floor for compressor {other:?}").into()),
+/// How the chunks of an array are compressed, with the settings writes use.
+#[derive(Clone, Copy)]
+enum Codec {
+    Zstd {
+        level: i32,
+    },
+    /// Blosc with LZ4 (the only compressor the benchmark's variants use).
+    BloscLz4 {
+        clevel: i32,
+        shuffle: i32,
+    },
+}
+
+/// The chunks of an array: keys in C order of the chunk grid, the array's and the chunks'
+/// shapes, one chunk's bytes, and the codec.
+struct Chunks {
+    keys: Vec<String>,
+    array_shape: Vec<u64>,
+    shape: Vec<u64>,
+    bytes: usize,
+    codec: Codec,
+}
+
+/// The chunks of the array a metadata document describes: a v2 `.zarray` with a zstd or
+/// blosc-lz4 compressor, or a v3 `zarr.json` of `uint16` with bytes + zstd and `c/` keys.
+fn compressed_chunks(doc: &Value) -> Result<Chunks> {
+    let int = |v: &Value, what: &str| -> Result<i32> {
+        v.as_i64()
+            .map(|n| n as i32)
+            .ok_or_else(|| format!("no integer {what}").into())
+    };
+    if doc["zarr_format"] == 2 {
+        let compressor = &doc["compressor"];
+        let codec = match (compressor["id"].as_str(), compressor["cname"].as_str()) {
+            (Some("zstd"), _) => Codec::Zstd {
+                level: int(&compressor["level"], "zstd level")?,
+            },
+            (Some("blosc"), Some("lz4")) => Codec::BloscLz4 {
+                clevel: int(&compressor["clevel"], "blosc clevel")?,
+                shuffle: int(&compressor["shuffle"], "blosc shuffle")?,
+            },
+            _ => return Err(format!("no codec floor for compressor {compressor}").into()),
         };
-        return Ok((chunk_keys(&zarray)?, chunk_bytes(&zarray)?, codec));
+        let (array_shape, shape) = shape_and_chunks(doc)?;
+        return Ok(Chunks {
+            keys: chunk_keys(doc)?,
+            array_shape,
+            shape,
+            bytes: chunk_bytes(doc)?,
+            codec,
+        });
     }
-    let text = std::fs::read_to_string(format!("{path}/zarr.json"))?;
-    let doc: Value = serde_json::from_str(&text)?;
-    let names: Vec<&str> = doc["codecs"]
-        .as_array()
-        .ok_or("zarr.json has no codecs")?
-        .iter()
-        .filter_map(|c| c["name"].as_str())
-        .collect();
+    let codecs = doc["codecs"].as_array().ok_or("zarr.json has no codecs")?;
+    let names: Vec<&str> = codecs.iter().filter_map(|c| c["name"].as_str()).collect();
     if names != ["bytes", "zstd"] {
         return Err(format!("no codec floor for the codecs {names:?}").into());
     }
+    let level = int(&codecs[1]["configuration"]["level"], "zstd level")?;
     let as_v2 = serde_json::json!({
         "shape": doc["shape"],
         "chunks": doc["chunk_grid"]["configuration"]["chunk_shape"],
@@ -99,7 +133,49 @@ fn compressed_chunks(path: &str) -> Result<(Vec<String>, usize, Codec)> {
         "dimension_separator": "/",
     });
     let keys = chunk_keys(&as_v2)?.into_iter().map(|k| format!("c/{k}"));
-    Ok((keys.collect(), chunk_bytes(&as_v2)?, Codec::Zstd))
+    let (array_shape, shape) = shape_and_chunks(&as_v2)?;
+    Ok(Chunks {
+        keys: keys.collect(),
+        array_shape,
+        shape,
+        bytes: chunk_bytes(&as_v2)?,
+        codec: Codec::Zstd { level },
+    })
+}
+
+/// The metadata document of the array at `path`: its `.zarray`, else its `zarr.json`.
+fn metadata_at(path: &str) -> Result<Value> {
+    if let Ok(zarray) = read_zarray(path) {
+        return Ok(zarray);
+    }
+    let text = std::fs::read_to_string(format!("{path}/zarr.json"))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// Copies chunk number `n` (in C order of the grid) of the C-order array `data` of `shape`
+/// into `out`; the chunks must tile the array exactly.
+fn gather_chunk(data: &[u8], shape: &[u64], chunk: &[u64], item: usize, n: usize, out: &mut [u8]) {
+    let dims = shape.len();
+    let grid: Vec<usize> = (0..dims).map(|d| (shape[d] / chunk[d]) as usize).collect();
+    let mut origin = vec![0usize; dims];
+    let mut rest = n;
+    for d in (0..dims).rev() {
+        origin[d] = rest % grid[d] * chunk[d] as usize;
+        rest /= grid[d];
+    }
+    let row = chunk[dims - 1] as usize * item;
+    let mut at = vec![0usize; dims]; // position within the chunk, the last dimension unused
+    for dst in out.chunks_mut(row) {
+        let offset = (0..dims).fold(0, |o, d| o * shape[d] as usize + origin[d] + at[d]);
+        dst.copy_from_slice(&data[offset * item..offset * item + row]);
+        for d in (0..dims - 1).rev() {
+            at[d] += 1;
+            if at[d] < chunk[d] as usize {
+                break;
+            }
+            at[d] = 0;
+        }
+    }
 }
 
 impl Subject for CodecFloor {
@@ -122,15 +198,20 @@ impl Subject for CodecFloor {
     }
 
     fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
-        let (keys, size, codec) = compressed_chunks(path)?;
+        let Chunks {
+            keys,
+            bytes: size,
+            codec,
+            ..
+        } = compressed_chunks(&metadata_at(path)?)?;
         let mut out = self.out.borrow_mut();
         out.resize(keys.len() * size, 0);
         let decode = |(dst, key): (&mut [u8], &String)| -> Result<()> {
             let stored = std::fs::read(format!("{path}/{key}"))?;
             let n = match codec {
-                Codec::Zstd => zstd::bulk::decompress_to_buffer(&stored, dst)?,
+                Codec::Zstd { .. } => zstd::bulk::decompress_to_buffer(&stored, dst)?,
                 // SAFETY: both buffers are valid for the lengths given.
-                Codec::Blosc => unsafe {
+                Codec::BloscLz4 { .. } => unsafe {
                     blosc_src::blosc_decompress_ctx(
                         stored.as_ptr().cast(),
                         dst.as_mut_ptr().cast(),
@@ -152,6 +233,56 @@ impl Subject for CodecFloor {
         }
         sink.take(&out);
         Ok(())
+    }
+
+    /// Writes the metadata document and every chunk: cut out of `data`, encoded by the
+    /// codec's own library (blosc single-threaded per chunk) and written as a file, chunks in
+    /// parallel on the rayon pool. The floor of writing that array.
+    fn write(&self, path: &str, metadata: &Value, data: &[u16]) -> Result<()> {
+        let chunks = compressed_chunks(metadata)?;
+        let document = match metadata["zarr_format"] == 2 {
+            true => ".zarray",
+            false => "zarr.json",
+        };
+        std::fs::create_dir_all(path)?;
+        std::fs::write(format!("{path}/{document}"), metadata.to_string())?;
+        let source = bytes_of(data);
+        let encode = |(n, key): (usize, &String)| -> Result<()> {
+            ENCODE_BUFFERS.with_borrow_mut(|(chunk, out)| {
+                chunk.resize(chunks.bytes, 0);
+                gather_chunk(source, &chunks.array_shape, &chunks.shape, 2, n, chunk);
+                out.resize(zstd::zstd_safe::compress_bound(chunk.len()) + 64 * 1024, 0);
+                let n = match chunks.codec {
+                    Codec::Zstd { level } => zstd::bulk::compress_to_buffer(chunk, out, level)?,
+                    // SAFETY: `chunk` and `out` are valid for the lengths given.
+                    Codec::BloscLz4 { clevel, shuffle } => unsafe {
+                        blosc_src::blosc_compress_ctx(
+                            clevel,
+                            shuffle,
+                            2,
+                            chunk.len(),
+                            chunk.as_ptr().cast(),
+                            out.as_mut_ptr().cast(),
+                            out.len(),
+                            c"lz4".as_ptr(),
+                            0,
+                            1,
+                        )
+                    }
+                    .try_into()
+                    .map_err(|_| "blosc failed")?,
+                };
+                let file = format!("{path}/{key}");
+                if let Some(dir) = std::path::Path::new(&file).parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                Ok(std::fs::write(file, &out[..n])?)
+            })
+        };
+        match self.threads {
+            1 => chunks.keys.iter().enumerate().try_for_each(encode),
+            _ => chunks.keys.par_iter().enumerate().try_for_each(encode),
+        }
     }
 }
 
