@@ -329,6 +329,34 @@ fn s3_reads_and_writes_through_injected_503s_succeed_by_retrying_and_count_them(
 }
 
 #[test]
+fn s3_stores_opened_with_the_same_options_share_connections_and_count_their_own_requests() {
+    let Some(endpoint) = s3() else {
+        return;
+    };
+    let url = bucket_prefix("shared-client");
+    let writer = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    Array::create(writer, "a", V2).unwrap();
+    let proxy = Proxy::start(&endpoint, &[]);
+    let options = options_via(&proxy.endpoint(), "");
+    let open = || {
+        let store = StoreHandle::open_with_options(&url, OpenMode::Read, Some(&options)).unwrap();
+        Array::open(store.clone(), "a").unwrap();
+        store.request_stats().unwrap().requests
+    };
+    let first = open();
+    let after_first = proxy.stats();
+    let second = open();
+    let after_second = proxy.stats();
+    eprintln!("two stores opened one after the other: the proxy saw {after_second}");
+    assert!(first > 0 && second > 0);
+    assert_eq!(after_first["requests"].as_u64().unwrap(), first);
+    assert_eq!(after_second["requests"].as_u64().unwrap(), first + second);
+    // The only new connection is the one that asked the proxy for its stats.
+    let connections = |stats: &serde_json::Value| stats["connections"].as_u64().unwrap();
+    assert_eq!(connections(&after_second), connections(&after_first) + 1);
+}
+
+#[test]
 fn s3_server_gone_in_the_middle_of_a_read_is_an_error_within_the_retry_time() {
     let Some(endpoint) = s3() else {
         return;

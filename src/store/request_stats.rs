@@ -7,7 +7,7 @@ use object_store::client::{
 };
 use object_store::ClientOptions;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What a remote store's HTTP requests have been since it was opened (all zero for a local
 /// store).
@@ -113,13 +113,38 @@ impl RequestCounters {
     }
 }
 
-/// Builds the default HTTP client and counts what goes through it.
+/// The HTTP clients built so far, by their options as printed (every setting libzarr makes:
+/// timeouts, plain HTTP), each with its pool of open connections. Stores opened with the same
+/// options share one, so that opening another store on a server reuses its connections, as
+/// tensorstore's process-wide pool does; the connections belong to the one I/O runtime.
+static CLIENTS: Mutex<Vec<(String, HttpClient)>> = Mutex::new(Vec::new());
+
+/// The most clients [`CLIENTS`] keeps (the oldest is dropped first; stores using it keep it).
+const KEPT_CLIENTS: usize = 16;
+
+/// The shared default (reqwest) client for `options`.
+fn shared_client(options: &ClientOptions) -> object_store::Result<HttpClient> {
+    let key = format!("{options:?}");
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, client)) = clients.iter().find(|(k, _)| *k == key) {
+        return Ok(client.clone());
+    }
+    let client = ReqwestConnector::default().connect(options)?;
+    if clients.len() == KEPT_CLIENTS {
+        clients.remove(0);
+    }
+    clients.push((key, client.clone()));
+    Ok(client)
+}
+
+/// Gives a store the shared default HTTP client ([`shared_client`]) and counts what the store
+/// sends through it.
 #[derive(Debug)]
 pub struct CountingConnector(pub Arc<RequestCounters>);
 
 impl HttpConnector for CountingConnector {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
-        let inner = ReqwestConnector::default().connect(options)?;
+        let inner = shared_client(options)?;
         Ok(HttpClient::new(CountingClient {
             inner,
             counters: self.0.clone(),
