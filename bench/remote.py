@@ -40,7 +40,10 @@ CHUNKS = (64, 64, 128)  # 1 MiB of <u2: the v2 chunks, and the v3 inner chunks
 SHARD = (128, 256, 256)  # 2×4×2 = 16 inner chunks, 16 MiB before compression
 BOX = (64, 64, 128)  # random unaligned boxes of one chunk's size: up to 8 chunks each
 BOX_COUNT, BOX_SEED = 16, 7
-IMPLS = ["libzarr", "tensorstore", "zarr-python"]
+PEERS = ["tensorstore", "zarr-python"]
+# The network floor (bench/src/network.rs) and the operations it runs.
+REFERENCES = {"network": ["read_all", "read_boxes"]}
+IMPLS = ["libzarr", *PEERS, *REFERENCES]
 OPS = ["open", "read_all", "read_boxes", "write"]
 MODES = ["direct", "latency"]
 # Who reads back each implementation's writes (never the writer itself).
@@ -63,6 +66,11 @@ OP_TEXT = {
     "write": "write: create the array from its metadata document in a fresh prefix and write "
              "all of it from memory (outputs deleted afterwards, untimed)",
 }
+
+
+def runs(impl, op):
+    """Whether `impl` runs `op` (a reference runs only its own operations)."""
+    return op in REFERENCES.get(impl, OPS)
 
 
 def box_starts():
@@ -129,7 +137,7 @@ class Bench:
 
     def __init__(self, impls, s3_endpoint, proxy, source):
         self.workers = {impl: Worker(impl) for impl in IMPLS if impl in impls or impl in
-                        {VERIFIER[i] for i in impls}}
+                        {VERIFIER[i] for i in impls if i in VERIFIER}}
         self.endpoints = {"direct": s3_endpoint, "latency": proxy.url}
         self.proxy, self.source, self.direct = proxy, source, s3_endpoint
         self.samples = []  # one dict per timed run
@@ -174,6 +182,8 @@ class Bench:
         reply = self.run(impl, request, mode)
         if "unsupported" in reply:
             raise RuntimeError(f"{impl} {op}: unsupported: {reply['unsupported']}")
+        if impl in REFERENCES:
+            return  # it reads bytes, not values
         crc = reply["crc32"]
         if op == "write":
             crc = self.workers[VERIFIER[impl]].request({**request, "op": "read_all"})["crc32"]
@@ -234,7 +244,7 @@ def tables(run):
     for s in run["samples"]:
         cells.setdefault((s["mode"], s["variant"], s["op"], s["impl"]), []).append(s)
     impls, lines = run["impls"], []
-    peers = [i for i in impls if i != "libzarr"]
+    peers = [i for i in impls if i in PEERS]
     for mode in run["modes"]:
         title = {"direct": "direct (client → SeaweedFS)",
                  "latency": f"latency (client → proxy adding {run['delay_ms']:g} ms per request → SeaweedFS)"}[mode]
@@ -330,8 +340,8 @@ def markdown(run):
         "- Settings: every implementation's defaults (libzarr: 32 requests in flight, its "
         "thread pool; tensorstore: s3_request_concurrency 32, cache pool 0 as in the local "
         "benchmark; zarr-python: async.concurrency 10). Each operation opens its own store "
-        "(a new client: libzarr and obstore open new connections, tensorstore keeps its "
-        "global HTTP connection pool).",
+        "(libzarr's stores share HTTP clients and their connections within the process, as "
+        "tensorstore's global pool does; obstore opens new connections).",
         "- Verification: one untimed pass of every cell in both modes first; reads checked by "
         "CRC-32 of the values, writes read back by another implementation "
         f"({', '.join(f'{w} by {v}' for w, v in VERIFIER.items())}).",
@@ -343,6 +353,13 @@ def markdown(run):
         "result is 256 MiB of the growth.",
         f"- Machine shared with other builds: CPU seconds used by other processes per repetition: "
         f"{', '.join(f'{x:.0f}' for x in run['others'])}. Expect noise.",
+        "- Reference: network: the fewest requests each read needs, sent through object_store "
+        "0.14 (the HTTP client libzarr uses) and dropped: one GET of the metadata document, then "
+        "every chunk or shard object whole (read_all, 32 in flight), or for each box in turn the "
+        "chunks it touches whole (v2) or, for each shard it touches, its index and then the "
+        "touched inner chunks' ranges (runs lying back to back merged), every shard at once "
+        "(v3). No decoding: the floor of a read over this network; not a peer, so not in the "
+        "best-peer ratio.",
         "- zarrs is not in this benchmark (it would need zarrs_object_store and an async-to-sync "
         "adapter in the bench crate).", "",
         "## Implementations", "",
@@ -391,7 +408,8 @@ def main():
             for variant in variants:
                 for op in ops:
                     for impl in impls:
-                        bench.check(impl, mode, variant, op, expected)
+                        if runs(impl, op):
+                            bench.check(impl, mode, variant, op, expected)
         if "latency" in modes:
             probes = {f"{i} {v}": bench.count_box(i, v) for v in variants for i in impls}
         pids = [w.proc.pid for w in bench.workers.values()] + [proxy.proc.pid]
@@ -404,7 +422,8 @@ def main():
                 for variant in variants:
                     for op in ops:
                         for impl in order:
-                            bench.timed(rep, impl, mode, variant, op)
+                            if runs(impl, op):
+                                bench.timed(rep, impl, mode, variant, op)
             others.append(other_cpu(cpu_before, cpu_seconds(pids)))
             print(f"repetition {rep + 1}/{args.reps}: {time.monotonic() - rep_started:.0f} s "
                   f"(other processes used {others[-1]:.1f} CPU-s)", flush=True)

@@ -4,6 +4,7 @@
 //! it; timings cover whole operations, opening the array included.
 
 mod libzarr;
+mod network;
 mod reference;
 mod subject;
 mod zarrs_subject;
@@ -25,6 +26,7 @@ fn subject(name: &str) -> Option<Box<dyn Subject>> {
         "memcpy" => Box::new(reference::Memcpy::default()),
         "codec" => Box::new(reference::CodecFloor::new(0)),
         "codec-1t" => Box::new(reference::CodecFloor::new(1)),
+        "network" => Box::new(network::NetworkFloor::new()),
         _ => return None,
     })
 }
@@ -177,7 +179,7 @@ fn main() {
     let name = std::env::args().nth(1).unwrap_or_default();
     let Some(subject) = subject(&name) else {
         eprintln!(
-            "usage: zarr-bench libzarr|libzarr-aligned|libzarr-cache-64M|libzarr-cache-1G|zarrs|raw-files|memcpy|codec|codec-1t  (then JSON requests on stdin)"
+            "usage: zarr-bench libzarr|libzarr-aligned|libzarr-cache-64M|libzarr-cache-1G|zarrs|raw-files|memcpy|codec|codec-1t|network  (then JSON requests on stdin)"
         );
         std::process::exit(2);
     };
