@@ -30,14 +30,17 @@ OP_TEXT = {
                     f"({-(-512 // d.STRIDE)}³ elements)",
 }
 REFERENCE_TEXT = {
-    "codec": "codec: a compressed variant's chunk files read and decoded by the codec's own "
+    "codec": "codec: a compressed variant's chunk files (a sharded variant's shard files, "
+             "the inner chunks found through each index) read and decoded by the codec's own "
              "library (zstd, or blosc single-threaded per chunk) into one buffer kept from the "
              "previous call (no page faults), chunk after chunk, on the rayon pool: the floor "
-             "of reading that variant; write: each chunk cut out of the data, encoded by the "
+             "of reading that variant; read_boxes: for each box, each chunk it touches read "
+             "(from its shard by the index entry), decoded whole into a buffer kept per thread "
+             "and the box's rows copied out, the chunks of a box in parallel; write: each chunk cut out of the data, encoded by the "
              "codec's library with the variant's settings and written as a file, chunks in "
              "parallel on the rayon pool: the floor of writing it",
-    "codec-1t": "codec-1t: the same on one thread, the codec's own single-thread speed on the "
-                "same chunks: the floor of the read_chunks row (one chunk per call, and zstd "
+    "codec-1t": "codec-1t: the whole read on one thread, the codec's own single-thread speed "
+                "on the same chunks: the floor of the read_chunks row (one chunk per call, and zstd "
                 "decodes a chunk on one thread)",
     "raw-files": "raw files: the uncompressed variant's 64 chunk files read into one buffer "
                  "(write: 64 chunk-sized slices of the data written as files); no decoding",

@@ -24,10 +24,20 @@ BENCH = Path(__file__).resolve().parent
 OPS = ["write", "read_all", "read_chunks", "read_chunks_threads", "read_boxes", "read_strided"]
 PEERS = ["zarrs", "tensorstore", "zarr-python"]
 THREADS = 8  # the caller's threads of read_chunks_threads
-# The physical references: {impl: (the variants and the operations they run on)}.
-REFERENCES = {"raw-files": (["none"], ["read_all", "write"]), "memcpy": (["none"], ["read_all"]),
-              "codec": (["zstd", "blosc-lz4", "v3-zstd"], ["read_all", "write"]),
-              "codec-1t": (["zstd", "blosc-lz4", "v3-zstd"], ["read_chunks"])}
+
+
+def cells(variants, ops):
+    """Every (variant, operation) pair of the two lists."""
+    return {(v, o) for v in variants for o in ops}
+
+
+COMPRESSED = ["zstd", "blosc-lz4", "v3-zstd"]
+# The physical references: {impl: the (variant, operation) cells they run}.
+REFERENCES = {"raw-files": cells(["none"], ["read_all", "write"]),
+              "memcpy": cells(["none"], ["read_all"]),
+              "codec": cells(COMPRESSED, ["write"])
+              | cells(COMPRESSED + ["v3-shard-zstd"], ["read_all", "read_boxes"]),
+              "codec-1t": cells(COMPRESSED + ["v3-shard-zstd"], ["read_chunks"])}
 # libzarr reading into 64-byte-aligned buffers, and with a chunk cache on every array it opens.
 VARIANTS_OF_LIBZARR = ["libzarr-aligned", "libzarr-cache-64M", "libzarr-cache-1G"]
 # libzarr's C API called from Python (ctypes) with NumPy's buffers.
@@ -92,8 +102,7 @@ def plan(data, variants, ops, impls, expected):
         array, unit = str(data.array(variant)), d.VARIANTS[variant].read_unit
         for op in ops:
             for impl in impls:
-                if impl in REFERENCES and (variant not in REFERENCES[impl][0]
-                                           or op not in REFERENCES[impl][1]):
+                if impl in REFERENCES and (variant, op) not in REFERENCES[impl]:
                     continue
                 if impl in VARIANTS_OF_LIBZARR and op == "write":
                     continue  # the same as libzarr's: no output buffer, no reads

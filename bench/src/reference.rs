@@ -2,12 +2,14 @@
 //! copy of the array's size, and a compressed variant's chunk files read and decoded by the
 //! codec library itself. All use the rayon pool (all cores).
 
-use crate::subject::{bytes_of, read_zarray, shape_and_chunks, Result, Sink, Subject};
+use crate::subject::{bytes_of, read_zarray, shape_and_chunks, Box3, Result, Sink, Subject};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
+use unsafe_cell_slice::UnsafeCellSlice;
 
 /// Reads (or, for the write row, writes) an uncompressed array's chunk files as raw bytes,
 /// with no decoding and no rearranging: the file-system floor for that array.
@@ -66,6 +68,8 @@ impl CodecFloor {
 thread_local! {
     /// A chunk cut out of the data and its encoding, kept between chunks (and calls).
     static ENCODE_BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = RefCell::default();
+    /// A decoded chunk, kept between chunks (and calls).
+    static DECODED: RefCell<Vec<u8>> = RefCell::default();
 }
 
 /// How the chunks of an array are compressed, with the settings writes use.
@@ -82,13 +86,171 @@ enum Codec {
 }
 
 /// The chunks of an array: keys in C order of the chunk grid, the array's and the chunks'
-/// shapes, one chunk's bytes, and the codec.
+/// shapes, one chunk's bytes, and the codec; for a sharded array the keys and shape are the
+/// shards', `inner` the inner chunks' shape, and `bytes` and `codec` theirs.
 struct Chunks {
     keys: Vec<String>,
     array_shape: Vec<u64>,
     shape: Vec<u64>,
+    inner: Option<Vec<u64>>,
     bytes: usize,
     codec: Codec,
+}
+
+impl Chunks {
+    /// The shape of the chunks stored one by one (inner chunks when sharded).
+    fn unit(&self) -> &[u64] {
+        self.inner.as_deref().unwrap_or(&self.shape)
+    }
+
+    /// Units along each dimension of the array.
+    fn units(&self) -> Vec<u64> {
+        let unit = self.unit();
+        (0..unit.len())
+            .map(|d| self.array_shape[d] / unit[d])
+            .collect()
+    }
+
+    /// Units along each dimension of one shard (all 1 when not sharded).
+    fn per_shard(&self) -> Vec<u64> {
+        let unit = self.unit();
+        (0..unit.len()).map(|d| self.shape[d] / unit[d]).collect()
+    }
+
+    /// The stored bytes of the unit at `index` (its place along each dimension): its file, or
+    /// its range of its shard's file after the shard's index (16 bytes per inner chunk and a
+    /// CRC-32C at the end), read with positioned reads.
+    fn stored(&self, path: &str, index: &[u64]) -> Result<Vec<u8>> {
+        let per_shard = self.per_shard();
+        let shard: Vec<u64> = (0..index.len()).map(|d| index[d] / per_shard[d]).collect();
+        let key = &self.keys[c_order(&shard, &self.grid())];
+        let file = std::fs::File::open(format!("{path}/{key}"))?;
+        if self.inner.is_none() {
+            let mut bytes = Vec::new();
+            (&file).read_to_end(&mut bytes)?;
+            return Ok(bytes);
+        }
+        let local: Vec<u64> = (0..index.len()).map(|d| index[d] % per_shard[d]).collect();
+        let count: u64 = per_shard.iter().product();
+        let entry_at =
+            file.metadata()?.len() - (count * 16 + 4) + c_order(&local, &per_shard) as u64 * 16;
+        let mut entry = [0u8; 16];
+        file.read_exact_at(&mut entry, entry_at)?;
+        let word = |k: usize| u64::from_le_bytes(entry[k..k + 8].try_into().unwrap());
+        let mut bytes = vec![0u8; word(8) as usize];
+        file.read_exact_at(&mut bytes, word(0))?;
+        Ok(bytes)
+    }
+
+    /// Shards (or chunks) along each dimension of the array.
+    fn grid(&self) -> Vec<u64> {
+        (0..self.shape.len())
+            .map(|d| self.array_shape[d] / self.shape[d])
+            .collect()
+    }
+
+    /// Decodes `stored` into `out` (one unit's bytes).
+    fn decode(&self, stored: &[u8], out: &mut [u8]) -> Result<()> {
+        let n = match self.codec {
+            Codec::Zstd { .. } => zstd::bulk::decompress_to_buffer(stored, out)?,
+            // SAFETY: both buffers are valid for the lengths given.
+            Codec::BloscLz4 { .. } => unsafe {
+                blosc_src::blosc_decompress_ctx(
+                    stored.as_ptr().cast(),
+                    out.as_mut_ptr().cast(),
+                    out.len(),
+                    1,
+                )
+            }
+            .try_into()
+            .unwrap_or(0),
+        };
+        match n == self.bytes {
+            true => Ok(()),
+            false => Err(format!("a chunk decoded to {n} bytes, not {}", self.bytes).into()),
+        }
+    }
+}
+
+/// The index in a grid of `shape` at place `n` in C order.
+fn unravel(mut n: usize, shape: &[u64]) -> Vec<u64> {
+    let mut index = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        index[d] = n as u64 % shape[d];
+        n /= shape[d] as usize;
+    }
+    index
+}
+
+/// Hands `put(offset in the box's bytes, bytes)` the rows of the chunk `decoded` (C order, at
+/// `origin`, of `shape`, 2-byte items) that lie inside `b`.
+fn copy_overlap(
+    decoded: &[u8],
+    origin: &[u64],
+    shape: &[u64],
+    put: impl Fn(usize, &[u8]),
+    b: &Box3,
+) {
+    let dims = shape.len();
+    let lo: Vec<u64> = (0..dims).map(|d| origin[d].max(b.start[d])).collect();
+    let hi: Vec<u64> = (0..dims)
+        .map(|d| (origin[d] + shape[d]).min(b.start[d] + b.count[d]))
+        .collect();
+    let strides = |extent: &[u64]| -> Vec<u64> {
+        (0..dims)
+            .map(|d| extent[d + 1..].iter().product())
+            .collect()
+    };
+    let (chunk_strides, box_strides) = (strides(shape), strides(b.count));
+    let run = (hi[dims - 1] - lo[dims - 1]) as usize * 2;
+    let mut at = lo.clone(); // the first element of the current row
+    loop {
+        let offset = |base: &[u64], strides: &[u64]| -> usize {
+            (0..dims)
+                .map(|d| (at[d] - base[d]) * strides[d])
+                .sum::<u64>() as usize
+                * 2
+        };
+        let from = offset(origin, &chunk_strides);
+        put(offset(b.start, &box_strides), &decoded[from..from + run]);
+        // The next row: the dimensions before the last counted like an odometer.
+        let mut d = dims - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            at[d] += 1;
+            if at[d] < hi[d] {
+                break;
+            }
+            at[d] = lo[d];
+        }
+    }
+}
+
+/// The place of `index` in C order of a grid of `shape`.
+fn c_order(index: &[u64], shape: &[u64]) -> usize {
+    (0..index.len()).fold(0, |at, d| at * shape[d] as usize + index[d] as usize)
+}
+
+/// Every index of a grid of `shape` from `first` to `last` (inclusive) along each dimension,
+/// in C order.
+fn indexes_between(first: &[u64], last: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new()];
+    for d in 0..first.len() {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                (first[d]..=last[d]).map(move |i| {
+                    let mut next = prefix.clone();
+                    next.push(i);
+                    next
+                })
+            })
+            .collect();
+    }
+    out
 }
 
 /// The chunks of the array a metadata document describes: a v2 `.zarray` with a zstd or
@@ -116,14 +278,34 @@ fn compressed_chunks(doc: &Value) -> Result<Chunks> {
             keys: chunk_keys(doc)?,
             array_shape,
             shape,
+            inner: None,
             bytes: chunk_bytes(doc)?,
             codec,
         });
     }
-    let codecs = doc["codecs"].as_array().ok_or("zarr.json has no codecs")?;
-    let names: Vec<&str> = codecs.iter().filter_map(|c| c["name"].as_str()).collect();
-    if names != ["bytes", "zstd"] {
-        return Err(format!("no codec floor for the codecs {names:?}").into());
+    let names = |codecs: &Value| -> Vec<String> {
+        let list = codecs.as_array().map(Vec::as_slice).unwrap_or_default();
+        list.iter()
+            .filter_map(|c| Some(c["name"].as_str()?.to_string()))
+            .collect()
+    };
+    let mut codecs = &doc["codecs"];
+    let mut inner = None;
+    if names(codecs) == ["sharding_indexed"] {
+        let sharding = &codecs[0]["configuration"];
+        if sharding["index_location"] != "end"
+            || names(&sharding["index_codecs"]) != ["bytes", "crc32c"]
+        {
+            return Err(format!("no codec floor for the sharding {sharding}").into());
+        }
+        let shape = sharding["chunk_shape"]
+            .as_array()
+            .ok_or("no inner chunk shape")?;
+        inner = Some(shape.iter().filter_map(Value::as_u64).collect::<Vec<u64>>());
+        codecs = &sharding["codecs"];
+    }
+    if names(codecs) != ["bytes", "zstd"] {
+        return Err(format!("no codec floor for the codecs {codecs}").into());
     }
     let level = int(&codecs[1]["configuration"]["level"], "zstd level")?;
     let as_v2 = serde_json::json!({
@@ -134,11 +316,13 @@ fn compressed_chunks(doc: &Value) -> Result<Chunks> {
     });
     let keys = chunk_keys(&as_v2)?.into_iter().map(|k| format!("c/{k}"));
     let (array_shape, shape) = shape_and_chunks(&as_v2)?;
+    let unit = inner.as_ref().unwrap_or(&shape);
     Ok(Chunks {
         keys: keys.collect(),
         array_shape,
+        bytes: unit.iter().product::<u64>() as usize * 2,
         shape,
-        bytes: chunk_bytes(&as_v2)?,
+        inner,
         codec: Codec::Zstd { level },
     })
 }
@@ -197,41 +381,92 @@ impl Subject for CodecFloor {
         }
     }
 
+    /// Every chunk file (or shard file, its inner chunks found through its index) read whole
+    /// and each chunk decoded into its place in chunk order.
     fn read_all(&self, path: &str, sink: &mut Sink) -> Result<()> {
-        let Chunks {
-            keys,
-            bytes: size,
-            codec,
-            ..
-        } = compressed_chunks(&metadata_at(path)?)?;
+        let chunks = compressed_chunks(&metadata_at(path)?)?;
+        let (units, per_shard, grid) = (chunks.units(), chunks.per_shard(), chunks.grid());
+        let count: u64 = per_shard.iter().product();
         let mut out = self.out.borrow_mut();
-        out.resize(keys.len() * size, 0);
-        let decode = |(dst, key): (&mut [u8], &String)| -> Result<()> {
+        out.resize(units.iter().product::<u64>() as usize * chunks.bytes, 0);
+        let slots = UnsafeCellSlice::new(out.as_mut_slice());
+        let read_file = |(n, key): (usize, &String)| -> Result<()> {
             let stored = std::fs::read(format!("{path}/{key}"))?;
-            let n = match codec {
-                Codec::Zstd { .. } => zstd::bulk::decompress_to_buffer(&stored, dst)?,
-                // SAFETY: both buffers are valid for the lengths given.
-                Codec::BloscLz4 { .. } => unsafe {
-                    blosc_src::blosc_decompress_ctx(
-                        stored.as_ptr().cast(),
-                        dst.as_mut_ptr().cast(),
-                        dst.len(),
-                        1,
-                    )
-                }
-                .try_into()
-                .unwrap_or(0),
-            };
-            match n == size {
-                true => Ok(()),
-                false => Err(format!("{key} decoded to {n} bytes, not {size}").into()),
+            let first = unravel(n, &grid);
+            let last: Vec<u64> = per_shard.iter().map(|p| p - 1).collect();
+            let index_at = stored.len().saturating_sub(count as usize * 16 + 4);
+            for (place, local) in indexes_between(&vec![0; last.len()], &last)
+                .iter()
+                .enumerate()
+            {
+                let (offset, len) = match chunks.inner {
+                    None => (0, stored.len()),
+                    Some(_) => {
+                        let at = index_at + place * 16;
+                        let word = |k: usize| {
+                            u64::from_le_bytes(stored[at + k..at + k + 8].try_into().unwrap())
+                        };
+                        (word(0) as usize, word(8) as usize)
+                    }
+                };
+                let unit: Vec<u64> = (0..local.len())
+                    .map(|d| first[d] * per_shard[d] + local[d])
+                    .collect();
+                let slot = c_order(&unit, &units) * chunks.bytes;
+                // SAFETY: every unit has a slot of its own, written by this task alone.
+                let dst = unsafe { slots.index_mut(slot..slot + chunks.bytes) };
+                chunks.decode(&stored[offset..offset + len], dst)?;
             }
+            Ok(())
         };
         match self.threads {
-            1 => out.chunks_mut(size).zip(&keys).try_for_each(decode)?,
-            _ => out.par_chunks_mut(size).zip(&keys).try_for_each(decode)?,
+            1 => chunks.keys.iter().enumerate().try_for_each(read_file)?,
+            _ => chunks.keys.par_iter().enumerate().try_for_each(read_file)?,
         }
         sink.take(&out);
+        Ok(())
+    }
+
+    /// For each box in turn: each chunk it touches read (from its shard by its index entry
+    /// when sharded), decoded into a buffer kept per thread and the box's part copied out, the
+    /// chunks of a box in parallel.
+    fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
+        let chunks = compressed_chunks(&metadata_at(path)?)?;
+        let Some(first) = boxes.first() else {
+            return Ok(());
+        };
+        let unit = chunks.unit().to_vec();
+        let mut out = vec![0u8; first.bytes(2)];
+        for b in boxes {
+            let slots = UnsafeCellSlice::new(out.as_mut_slice());
+            let first: Vec<u64> = (0..unit.len()).map(|d| b.start[d] / unit[d]).collect();
+            let last: Vec<u64> = (0..unit.len())
+                .map(|d| (b.start[d] + b.count[d] - 1) / unit[d])
+                .collect();
+            indexes_between(&first, &last)
+                .par_iter()
+                .try_for_each(|index| -> Result<()> {
+                    let stored = chunks.stored(path, index)?;
+                    DECODED.with_borrow_mut(|decoded| {
+                        decoded.resize(chunks.bytes, 0);
+                        chunks.decode(&stored, decoded)?;
+                        let origin: Vec<u64> =
+                            (0..unit.len()).map(|d| index[d] * unit[d]).collect();
+                        // SAFETY: the chunks of a box fill disjoint parts of it.
+                        copy_overlap(
+                            decoded,
+                            &origin,
+                            &unit,
+                            |at, bytes| unsafe {
+                                slots.index_mut(at..at + bytes.len()).copy_from_slice(bytes)
+                            },
+                            b,
+                        );
+                        Ok(())
+                    })
+                })?;
+            sink.take(&out);
+        }
         Ok(())
     }
 
