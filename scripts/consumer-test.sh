@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs libzarr with CMake into a fresh prefix and builds tests/consumer/app.c against the
+# installed tree four ways, running each program without LD_LIBRARY_PATH: the CMake package
+# (Zarr::zarr, then Zarr::zarr_static), pkg-config with the shared library (RPATH from the
+# .pc's libdir) and pkg-config with the static one. Checks what each program links (NEEDED).
+# Also builds libzarr as a subproject (add_subdirectory) of tests/consumer/subproject, which
+# must build no libzarr tests. Needs cmake (scripts/test.sh puts its own first on the PATH),
+# pkg-config and a C compiler.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$root/build/consumer
+rm -rf "$work"
+mkdir -p "$work"
+
+# Runs a command, showing its output only when it fails.
+quiet() { local out; out=$("$@" 2>&1) || { echo "$out" >&2; return 1; }; }
+
+echo "-- install into $work/prefix"
+quiet cmake -S . -B "$work/libzarr" -DCMAKE_BUILD_TYPE=Release -DZARR_BUILD_TESTS=OFF
+quiet cmake --build "$work/libzarr"
+quiet cmake --install "$work/libzarr" --prefix "$work/prefix"
+prefix=$work/prefix
+
+needs() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+check() { # check NAME PROGRAM EXPECTED-LIBZARR-NEEDED(yes|no)
+  local out
+  out=$(env -u LD_LIBRARY_PATH "$2") || { echo "$1: the program failed: $out" >&2; exit 1; }
+  case "$(needs "$2")" in
+    *libzarr.so.*) [ "$3" = yes ] || { echo "$1: links libzarr.so: $(needs "$2")" >&2; exit 1; } ;;
+    *) [ "$3" = no ] || { echo "$1: does not link libzarr.so: $(needs "$2")" >&2; exit 1; } ;;
+  esac
+  echo "$1: $out (NEEDED: $(needs "$2"))"
+}
+
+for kind in shared static; do
+  static=OFF; [ $kind = static ] && static=ON
+  quiet cmake -S tests/consumer -B "$work/cmake-$kind" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DZARR_STATIC=$static
+  quiet cmake --build "$work/cmake-$kind"
+  check "CMake package, $kind" "$work/cmake-$kind/app" $([ $kind = shared ] && echo yes || echo no)
+done
+
+# (PKG_CONFIG_PATH is not exported: cargo would rebuild crates whose build scripts read it.)
+pc() { PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config "$@"; }
+libdir=$(pc --variable=libdir zarr)
+cc -std=c11 -Wall -Wextra -Werror tests/consumer/app.c $(pc --cflags --libs zarr) \
+  -Wl,-rpath,"$libdir" -o "$work/pc-shared"
+check "pkg-config, shared" "$work/pc-shared" yes
+cc -std=c11 -Wall -Wextra -Werror tests/consumer/app.c $(pc --cflags zarr) \
+  -Wl,-Bstatic $(pc --libs zarr) -Wl,-Bdynamic $(pc --libs --static zarr | sed 's/-lzarr//') \
+  -o "$work/pc-static"
+check "pkg-config, static" "$work/pc-static" no
+
+quiet cmake -S tests/consumer/subproject -B "$work/subproject" -DLIBZARR_DIR="$root"
+quiet cmake --build "$work/subproject"
+check "add_subdirectory" "$work/subproject/app" yes
+if [ -n "$(find "$work/subproject" -name 'test_*' -type f -perm -u+x)" ]; then
+  echo "add_subdirectory built libzarr's tests" >&2
+  exit 1
+fi
+echo "-- consumers built and ran"
