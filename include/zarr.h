@@ -15,12 +15,6 @@
  */
 
 /**
- * Bytes charged per entry on top of its decoded bytes (key, list node, hash slot), so that
- * marks of never-written chunks count against the budget too.
- */
-#define ENTRY_OVERHEAD 64
-
-/**
  * Major version of the library this header belongs to.
  */
 #define ZARR_VERSION_MAJOR 0
@@ -34,16 +28,6 @@
  * Patch version of the library this header belongs to.
  */
 #define ZARR_VERSION_PATCH 0
-
-/**
- * A time unit: `count` × `unit` (`[10s]` is ten seconds).
- */
-typedef struct TimeUnit TimeUnit;
-
-/**
- * A NumPy time base unit.
- */
-typedef struct Unit Unit;
 
 /**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
