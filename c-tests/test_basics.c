@@ -11,6 +11,13 @@ static void test_version(void) {
     CHECK_STR_EQ(zarr_version(), "0.1.0");
     CHECK_STR_EQ(zarr_version(), want);
     CHECK(zarr_version() == zarr_version()); /* static string */
+    CHECK(ZARR_VERSION_NUMBER == ZARR_VERSION_MAJOR * 10000 + ZARR_VERSION_MINOR * 100 + ZARR_VERSION_PATCH);
+    CHECK(zarr_version_number() == ZARR_VERSION_NUMBER);
+    CHECK(ZARR_CHECK_VERSION() == ZARR_OK);
+    /* A header of the next minor version is not served while 0.x; the message names both. */
+    CHECK(zarr_check_version(ZARR_VERSION_NUMBER + 100) == ZARR_ERR_UNSUPPORTED);
+    CHECK(strstr(zarr_last_error(), "zarr.h 0.2.0") != NULL);
+    CHECK(strstr(zarr_last_error(), "libzarr 0.1.0") != NULL);
 }
 
 static void test_status_names(void) {

@@ -15,6 +15,13 @@
  */
 
 /**
+ * Checks at run time that the library this program runs with serves the header it was
+ * compiled with: `zarr_check_version(ZARR_VERSION_NUMBER)`, `ZARR_OK` or
+ * `ZARR_ERR_UNSUPPORTED` naming both versions.
+ */
+#define ZARR_CHECK_VERSION() zarr_check_version(ZARR_VERSION_NUMBER)
+
+/**
  * Major version of the library this header belongs to.
  */
 #define ZARR_VERSION_MAJOR 0
@@ -28,6 +35,12 @@
  * Patch version of the library this header belongs to.
  */
 #define ZARR_VERSION_PATCH 0
+
+/**
+ * The same version as one number, MAJOR × 10000 + MINOR × 100 + PATCH (0.1.0 is 100), as
+ * `zarr_version_number` gives the library's.
+ */
+#define ZARR_VERSION_NUMBER 100
 
 /**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
@@ -399,6 +412,21 @@ extern "C" {
  * The library's version as `"MAJOR.MINOR.PATCH"`. Static: never free it.
  */
 const char *zarr_version(void);
+
+/**
+ * The library's version as MAJOR × 10000 + MINOR × 100 + PATCH: the `ZARR_VERSION_NUMBER` of
+ * its own header.
+ */
+uint32_t zarr_version_number(void);
+
+/**
+ * Whether the library serves programs compiled against the header of version
+ * `header_version` (pass `ZARR_VERSION_NUMBER`; `ZARR_CHECK_VERSION()` does): while the
+ * version is 0.x, the same major and minor version (every 0.x minor release may change the
+ * ABI; any patch release serves), from 1.0 the same major version and a minor version at
+ * least the header's. `ZARR_OK`, or `ZARR_ERR_UNSUPPORTED` naming both versions.
+ */
+zarr_status zarr_check_version(uint32_t header_version);
 
 /**
  * A human-readable description of the last failure on the calling thread, naming what

@@ -34,11 +34,46 @@ pub const ZARR_VERSION_MAJOR: u32 = 0;
 pub const ZARR_VERSION_MINOR: u32 = 1;
 /// Patch version of the library this header belongs to.
 pub const ZARR_VERSION_PATCH: u32 = 0;
+/// The same version as one number, MAJOR × 10000 + MINOR × 100 + PATCH (0.1.0 is 100), as
+/// `zarr_version_number` gives the library's.
+pub const ZARR_VERSION_NUMBER: u32 = 100;
 
 /// The library's version as `"MAJOR.MINOR.PATCH"`. Static: never free it.
 #[no_mangle]
 pub extern "C" fn zarr_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The library's version as MAJOR × 10000 + MINOR × 100 + PATCH: the `ZARR_VERSION_NUMBER` of
+/// its own header.
+#[no_mangle]
+pub extern "C" fn zarr_version_number() -> u32 {
+    ZARR_VERSION_NUMBER
+}
+
+/// Whether the library serves programs compiled against the header of version
+/// `header_version` (pass `ZARR_VERSION_NUMBER`; `ZARR_CHECK_VERSION()` does): while the
+/// version is 0.x, the same major and minor version (every 0.x minor release may change the
+/// ABI; any patch release serves), from 1.0 the same major version and a minor version at
+/// least the header's. `ZARR_OK`, or `ZARR_ERR_UNSUPPORTED` naming both versions.
+#[no_mangle]
+pub extern "C" fn zarr_check_version(header_version: u32) -> zarr_status {
+    boundary::run(|| {
+        let (major, minor) = (header_version / 10000, header_version / 100 % 100);
+        let serves = match ZARR_VERSION_MAJOR {
+            0 => major == 0 && minor == ZARR_VERSION_MINOR,
+            own => major == own && minor <= ZARR_VERSION_MINOR,
+        };
+        match serves {
+            true => Ok(()),
+            false => Err(crate::Error::Unsupported(format!(
+                "this program was compiled against zarr.h {major}.{minor}.{} but runs with \
+                 libzarr {}",
+                header_version % 100,
+                env!("CARGO_PKG_VERSION")
+            ))),
+        }
+    })
 }
 
 /// A human-readable description of the last failure on the calling thread, naming what

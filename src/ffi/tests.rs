@@ -17,6 +17,44 @@ fn last_error() -> String {
         .to_string()
 }
 
+/// The header's version constants are the crate's version, and the one number is computed
+/// from them (rustls-ffi's shipped a wrong one whose parts were right).
+#[test]
+fn versions_agree_and_the_check_serves_the_same_minor_version() {
+    let parts: Vec<u32> = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(
+        parts,
+        [ZARR_VERSION_MAJOR, ZARR_VERSION_MINOR, ZARR_VERSION_PATCH]
+    );
+    let computed = ZARR_VERSION_MAJOR * 10000 + ZARR_VERSION_MINOR * 100 + ZARR_VERSION_PATCH;
+    assert_eq!(ZARR_VERSION_NUMBER, computed);
+    assert_eq!(zarr_version_number(), computed);
+    let version = unsafe { CStr::from_ptr(zarr_version()) }.to_str().unwrap();
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+
+    assert_eq!(zarr_check_version(ZARR_VERSION_NUMBER), ZARR_OK);
+    let same_minor_other_patch = ZARR_VERSION_NUMBER / 100 * 100 + 99;
+    assert_eq!(zarr_check_version(same_minor_other_patch), ZARR_OK);
+    let next_minor = ZARR_VERSION_NUMBER / 100 * 100 + 100;
+    assert_eq!(zarr_check_version(next_minor), ZARR_ERR_UNSUPPORTED);
+    let message = last_error();
+    assert!(
+        message.contains(&format!(
+            "zarr.h {}.{}.0",
+            ZARR_VERSION_MAJOR,
+            ZARR_VERSION_MINOR + 1
+        )) && message.contains(&format!("libzarr {version}")),
+        "{message}"
+    );
+    assert_eq!(
+        zarr_check_version(ZARR_VERSION_NUMBER + 10000),
+        ZARR_ERR_UNSUPPORTED
+    );
+}
+
 #[test]
 fn the_boundary_checks_raw_arguments() {
     let values = [1u32, 2, 3];

@@ -13,11 +13,9 @@ static int fail(const char *what) {
 }
 
 int main(void) {
-    char header_version[32];
-    snprintf(header_version, sizeof header_version, "%d.%d.%d", ZARR_VERSION_MAJOR,
-             ZARR_VERSION_MINOR, ZARR_VERSION_PATCH);
-    if (strcmp(header_version, zarr_version()) != 0) {
-        fprintf(stderr, "header %s, library %s\n", header_version, zarr_version());
+    if (ZARR_CHECK_VERSION() != ZARR_OK) return fail("ZARR_CHECK_VERSION()");
+    if (zarr_version_number() != ZARR_VERSION_NUMBER) {
+        fprintf(stderr, "header %d, library %" PRIu32 "\n", ZARR_VERSION_NUMBER, zarr_version_number());
         return 1;
     }
     zarr_store *store = NULL;
