@@ -3,7 +3,7 @@
 # installed tree four ways, running each program without LD_LIBRARY_PATH: the CMake package
 # (Zarr::zarr, then Zarr::zarr_static), pkg-config with the shared library (RPATH from the
 # .pc's libdir) and pkg-config with the static one. Checks what each program links (NEEDED).
-# Also builds libzarr as a subproject (add_subdirectory) of tests/consumer/subproject, which
+# Also runs the installed `zarr` tool, and builds libzarr as a subproject (add_subdirectory) of tests/consumer/subproject, which
 # must build no libzarr tests. Needs cmake (scripts/test.sh puts its own first on the PATH),
 # pkg-config and a C compiler.
 set -euo pipefail
@@ -21,6 +21,9 @@ quiet cmake -S . -B "$work/libzarr" -DCMAKE_BUILD_TYPE=Release -DZARR_BUILD_TEST
 quiet cmake --build "$work/libzarr"
 quiet cmake --install "$work/libzarr" --prefix "$work/prefix"
 prefix=$work/prefix
+version=$(env -u LD_LIBRARY_PATH "$prefix/bin/zarr" --version)
+echo "installed tool: $version"
+[ "$version" = "zarr $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)" ]
 
 needs() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
 check() { # check NAME PROGRAM EXPECTED-LIBZARR-NEEDED(yes|no)

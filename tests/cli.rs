@@ -1,0 +1,161 @@
+//! The `zarr` command-line tool (src/bin/zarr/), run as a user runs it on a store written
+//! through the library: what it prints, its exit status and its messages.
+
+use std::process::Command;
+use zarr::{Array, Group, OpenMode, StoreHandle};
+
+/// Runs `zarr ARGS`: (exit code, stdout, stderr).
+fn zarr(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zarr"))
+        .args(args)
+        .output()
+        .expect("the zarr tool runs");
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+/// A directory store with a v2 group holding a v2 array and a v3 group holding a v3 array.
+fn store(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("libzarr-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let location = dir.to_str().unwrap().to_string();
+    let store = StoreHandle::open(&location, OpenMode::Write).unwrap();
+    Group::create(store.clone(), "").unwrap();
+    let t = Array::create(
+        store.clone(),
+        "measurements/temperature",
+        r#"{"shape": [4, 6], "chunks": [2, 3], "dtype": "<f8", "fill_value": "NaN",
+            "compressor": {"id": "zstd", "level": 1}}"#,
+    )
+    .unwrap();
+    t.write_region(&[0, 0], &[2, 3], &[0u8; 48]).unwrap();
+    Group::open(store.clone(), "measurements")
+        .unwrap()
+        .set_attributes(r#"{"site": "demo"}"#)
+        .unwrap();
+    Array::create(
+        store.clone(),
+        "v3/counts",
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [10], "data_type": "int32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}"#,
+    )
+    .unwrap();
+    location
+}
+
+#[test]
+fn info_tree_and_ls_describe_what_the_store_holds() {
+    let location = store("describe");
+    let (code, out, err) = zarr(&["tree", &location]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "/\n ├── measurements\n │   └── temperature (4, 6) float64\n └── v3\n     └── counts (10,) int32\n"
+    );
+    let (_, out, _) = zarr(&["ls", &location]);
+    assert_eq!(out, "group measurements\ngroup v3\n");
+    let (_, out, _) = zarr(&["ls", &location, "measurements"]);
+    assert_eq!(out, "array temperature (4, 6) float64\n");
+
+    let (code, out, err) = zarr(&["info", &location, "measurements/temperature", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let info: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(info["kind"], "array");
+    assert_eq!(info["zarr_format"], 2);
+    assert_eq!(info["shape"], serde_json::json!([4, 6]));
+    assert_eq!(info["chunks_initialized"], 1);
+    assert_eq!(info["chunks_total"], 4);
+    assert_eq!(info["compressor"]["id"], "zstd");
+    assert_eq!(info["fill_value"], "NaN");
+    let (_, out, _) = zarr(&["info", &location, "v3/counts"]);
+    assert!(out.contains("zarr_format        : 3\n"), "{out}");
+    assert!(out.contains("data_type          : int32\n"), "{out}");
+    let (_, out, _) = zarr(&["info", &location]);
+    assert!(out.starts_with("kind        : group\n"), "{out}");
+    assert!(
+        out.contains("groups      : [\"measurements\",\"v3\"]"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&location).unwrap();
+}
+
+#[test]
+fn attrs_prints_sets_and_deletes() {
+    let location = store("attrs");
+    let (code, out, _) = zarr(&["attrs", &location, "measurements"]);
+    assert_eq!((code, out.trim()), (0, r#"{"site": "demo"}"#));
+    let (code, _, err) = zarr(&[
+        "attrs",
+        &location,
+        "measurements",
+        "--set",
+        "units=\"degC\"",
+        "--set",
+        "levels=[1, 2]",
+        "--delete",
+        "site",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let store = StoreHandle::open(&location, OpenMode::Read).unwrap();
+    let stored = Group::open(store, "measurements")
+        .unwrap()
+        .attributes()
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(
+        stored,
+        serde_json::json!({"units": "degC", "levels": [1, 2]})
+    );
+    // A value that is no JSON, a key that is not there: errors naming them, nothing written.
+    let (code, _, err) = zarr(&["attrs", &location, "measurements", "--set", "units=degC"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("zarr: ") && err.contains("--set units"),
+        "{err}"
+    );
+    let (code, _, err) = zarr(&["attrs", &location, "measurements", "--delete", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("\"nope\""), "{err}");
+    // Attributes holding NaN (as zarr-python writes them) print as stored, but are not
+    // rewritten, which would change them.
+    std::fs::write(
+        format!("{location}/v3/zarr.json"),
+        std::fs::read_to_string(format!("{location}/v3/zarr.json"))
+            .unwrap()
+            .replace("\"attributes\": {}", "\"attributes\": {\"x\": NaN}"),
+    )
+    .unwrap();
+    let (code, out, err) = zarr(&["attrs", &location, "v3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("NaN"), "{out}");
+    let (code, _, err) = zarr(&["attrs", &location, "v3", "--set", "y=1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot be rewritten faithfully"), "{err}");
+    std::fs::remove_dir_all(&location).unwrap();
+}
+
+#[test]
+fn missing_nodes_and_stores_are_errors_naming_them() {
+    let location = store("missing");
+    let (code, _, err) = zarr(&["info", &location, "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("\"nope\"") && err.contains(&location), "{err}");
+    let (code, _, err) = zarr(&["tree", &location, "measurements/temperature"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no group at \"measurements/temperature\""),
+        "{err}"
+    );
+    let (code, _, err) = zarr(&["ls", "/nonexistent/store"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("/nonexistent/store"), "{err}");
+    let (code, _, _) = zarr(&["frobnicate"]);
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&location).unwrap();
+}
