@@ -159,3 +159,84 @@ fn missing_nodes_and_stores_are_errors_naming_them() {
     assert_eq!(code, 2);
     std::fs::remove_dir_all(&location).unwrap();
 }
+
+#[test]
+fn create_copy_move_remove_and_consolidate_change_the_hierarchy() {
+    let src = store("edit-src");
+    let dst = format!("{src}-copy");
+    let _ = std::fs::remove_dir_all(&dst);
+    let run = |args: &[&str]| {
+        let (code, out, err) = zarr(args);
+        assert_eq!(code, 0, "zarr {args:?}: {err}");
+        out
+    };
+    let made = run(&[
+        "create",
+        &src,
+        "extra",
+        "--metadata",
+        r#"{"shape": [3], "chunks": [2], "dtype": "|u1"}"#,
+    ]);
+    assert_eq!(made, "created array \"extra\" (Zarr v2)\n");
+    assert_eq!(
+        run(&["create", &src, "g3", "--format", "3"]),
+        "created group \"g3\" (Zarr v3)\n"
+    );
+    // Verbatim copy of the whole store, then a re-encoded copy of one array as Zarr v3.
+    run(&["copy", &src, &dst]);
+    run(&[
+        "copy",
+        &src,
+        &dst,
+        "--from",
+        "measurements/temperature",
+        "--to",
+        "t3",
+        "--set",
+        r#"{"zarr_format": 3, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 6]}}}"#,
+    ]);
+    let store = StoreHandle::open(&dst, OpenMode::Read).unwrap();
+    let (a, b) = (
+        Array::open(store.clone(), "measurements/temperature").unwrap(),
+        Array::open(store.clone(), "t3").unwrap(),
+    );
+    assert_eq!((a.zarr_format(), b.zarr_format()), (2, 3));
+    assert_eq!(b.metadata().chunks, [4, 6]);
+    let read = |x: &Array| {
+        let mut out = vec![0u8; 4 * 6 * 8];
+        x.read_region(&[0, 0], &[4, 6], &mut out).unwrap();
+        out
+    };
+    assert_eq!(read(&a), read(&b));
+    run(&["mv", &dst, "t3", "--to", "moved/t3"]);
+    run(&["rm", &dst, "measurements"]);
+    run(&["consolidate", &dst]);
+    assert!(std::path::Path::new(&format!("{dst}/.zmetadata")).exists());
+    assert_eq!(
+        run(&["tree", &dst]),
+        "/\n ├── extra (3,) uint8\n ├── g3\n ├── moved\n │   └── t3 (4, 6) float64\n └── v3\n     └── counts (10,) int32\n"
+    );
+    // Refusals, each naming what it refused.
+    let (code, _, err) = zarr(&["rm", &dst]);
+    assert_eq!(code, 1);
+    assert!(err.contains("refusing to delete the root"), "{err}");
+    let (code, _, err) = zarr(&["mv", &dst, "nope", "--to", "x"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("\"nope\""), "{err}");
+    let (code, _, err) = zarr(&["create", &dst, "extra", "--format", "3"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("already exists") && err.contains("extra"),
+        "{err}"
+    );
+    let (code, _, err) = zarr(&["copy", &src, &dst, "--from", "v3/counts", "--to", "extra"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("extra"), "{err}");
+    let (code, out, _) = zarr(&["version"]);
+    assert!(
+        code == 0 && out.starts_with(&format!("zarr {} ", env!("CARGO_PKG_VERSION"))),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&src).unwrap();
+    std::fs::remove_dir_all(&dst).unwrap();
+}

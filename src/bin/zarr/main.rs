@@ -5,6 +5,8 @@
 //! status 1; usage errors exit with 2.
 
 mod attrs;
+mod copy;
+mod edit;
 mod info;
 mod listing;
 
@@ -90,6 +92,61 @@ enum Command {
         #[arg(long, value_name = "KEY")]
         delete: Vec<String>,
     },
+    /// Create an array from its metadata document, or a group
+    Create {
+        #[command(flatten)]
+        node: Node,
+        /// The array's metadata: a .zarray or v3 zarr.json document, inline or as @FILE
+        #[arg(long, value_name = "JSON|@FILE")]
+        metadata: Option<String>,
+        /// Without --metadata: the group's Zarr format
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+        format: u8,
+    },
+    /// Copy a node (or the whole store) to another place, in this store or another; with
+    /// --set, re-encode an array with changed metadata (chunks, codecs, "zarr_format": 3)
+    Copy {
+        /// The source store
+        src: String,
+        /// The destination store (created if missing)
+        dst: String,
+        /// The source node (default: the whole store)
+        #[arg(long, default_value = "")]
+        from: String,
+        /// Where the copy goes in the destination (default: its root)
+        #[arg(long, default_value = "")]
+        to: String,
+        /// Metadata members to change, as a JSON object (an array only), e.g.
+        /// '{"chunks": [100, 100], "compressor": {"id": "zstd", "level": 3}}'
+        #[arg(long, value_name = "JSON")]
+        set: Option<String>,
+        /// Options of the source store (JSON)
+        #[arg(long, value_name = "JSON")]
+        src_options: Option<String>,
+        /// Options of the destination store (JSON)
+        #[arg(long, value_name = "JSON")]
+        dst_options: Option<String>,
+    },
+    /// Delete an array or group with everything below it
+    Rm {
+        #[command(flatten)]
+        node: Node,
+    },
+    /// Move an array or group to another path in the same store
+    Mv {
+        #[command(flatten)]
+        node: Node,
+        /// The new path
+        #[arg(long)]
+        to: String,
+    },
+    /// Write the store's consolidated metadata (.zmetadata, or the root zarr.json for v3)
+    Consolidate {
+        #[command(flatten)]
+        node: Node,
+    },
+    /// The version of the tool (and of the library it is built with), and what it reads
+    Version,
 }
 
 fn main() -> ExitCode {
@@ -99,6 +156,36 @@ fn main() -> ExitCode {
         Command::Tree { node, json } => listing::tree(&node, json),
         Command::Ls { node, json } => listing::ls(&node, json),
         Command::Attrs { node, set, delete } => attrs::run(&node, &set, &delete),
+        Command::Create {
+            node,
+            metadata,
+            format,
+        } => edit::create(&node, metadata.as_deref(), format),
+        Command::Copy {
+            src,
+            dst,
+            from,
+            to,
+            set,
+            src_options,
+            dst_options,
+        } => copy::run(&copy::Copy {
+            src: &src,
+            src_path: &from,
+            src_options: src_options.as_deref(),
+            dst: &dst,
+            dst_path: &to,
+            dst_options: dst_options.as_deref(),
+            overrides: set.as_deref(),
+        }),
+        Command::Rm { node } => edit::rm(&node),
+        Command::Mv { node, to } => edit::mv(&node, &to),
+        Command::Consolidate { node } => edit::consolidate(&node),
+        Command::Version => Ok(format!(
+            "zarr {} (libzarr; Zarr v2 and v3; stores: directories, zip files, s3://, az://, \
+             gs://, http(s)://)",
+            env!("CARGO_PKG_VERSION")
+        )),
     };
     match result {
         Ok(text) => {

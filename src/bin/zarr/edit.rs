@@ -1,0 +1,80 @@
+//! `zarr create`, `rm`, `mv` and `consolidate`: changing a hierarchy.
+
+use crate::{Node, Result};
+use zarr::hierarchy::{self, NodeKind};
+use zarr::{consolidated, Array, Error, Group};
+
+/// Creates an array from a metadata document (`.zarray` or v3 `zarr.json`, inline or `@FILE`),
+/// or a group of `format` when there is none. Says what it made.
+pub fn create(node: &Node, metadata: Option<&str>, format: u8) -> Result<String> {
+    let store = node.store(true)?;
+    let path = zarr::path::normalize(&node.path)?;
+    let made = match metadata {
+        Some(document) => {
+            let document = match document.strip_prefix('@') {
+                Some(file) => std::fs::read_to_string(file)
+                    .map_err(|e| Error::io(format!("reading the metadata document {file}"), e))?,
+                None => document.to_string(),
+            };
+            let array = Array::create(store.clone(), &path, &document)?;
+            format!("created array {path:?} (Zarr v{})", array.zarr_format())
+        }
+        None => {
+            Group::create_format(store.clone(), &path, format)?;
+            format!("created group {path:?} (Zarr v{format})")
+        }
+    };
+    store.close()?;
+    Ok(made)
+}
+
+/// Deletes the array or group at the node's path with everything below it.
+pub fn rm(node: &Node) -> Result<String> {
+    let store = node.store(true)?;
+    let path = zarr::path::normalize(&node.path)?;
+    if path.is_empty() {
+        return Err(Error::InvalidPath(format!(
+            "refusing to delete the root of {}: delete the store itself",
+            node.location
+        ))
+        .into());
+    }
+    let kind = exists(&store, &path, node)?;
+    hierarchy::delete_node(&store, &path)?;
+    store.close()?;
+    Ok(format!("deleted {kind} {path:?}"))
+}
+
+/// Moves the array or group at the node's path to `to` in the same store.
+pub fn mv(node: &Node, to: &str) -> Result<String> {
+    let store = node.store(true)?;
+    let (from, to) = (
+        zarr::path::normalize(&node.path)?,
+        zarr::path::normalize(to)?,
+    );
+    let kind = exists(&store, &from, node)?;
+    hierarchy::move_node(&store, &from, &to)?;
+    store.close()?;
+    Ok(format!("moved {kind} {from:?} to {to:?}"))
+}
+
+/// Writes the store's consolidated metadata (`.zmetadata` for v2, the root `zarr.json` for v3).
+pub fn consolidate(node: &Node) -> Result<String> {
+    let store = node.store(true)?;
+    consolidated::consolidate(&store)?;
+    store.close()?;
+    Ok(format!("consolidated the metadata of {}", node.location))
+}
+
+/// `"array"` or `"group"` for what lives at `path`; an error naming it when nothing does.
+fn exists(store: &zarr::StoreHandle, path: &str, node: &Node) -> Result<&'static str> {
+    match hierarchy::node_kind(store, path)? {
+        NodeKind::Array => Ok("array"),
+        NodeKind::Group => Ok("group"),
+        NodeKind::None => Err(Error::NotFound(format!(
+            "no array or group at {path:?} in {}",
+            node.location
+        ))
+        .into()),
+    }
+}
