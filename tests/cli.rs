@@ -240,3 +240,96 @@ fn create_copy_move_remove_and_consolidate_change_the_hierarchy() {
     std::fs::remove_dir_all(&src).unwrap();
     std::fs::remove_dir_all(&dst).unwrap();
 }
+
+#[test]
+fn cat_prints_values_of_every_plain_type_and_selection() {
+    let dir = std::env::temp_dir().join(format!("libzarr-cli-cat-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let location = dir.to_str().unwrap().to_string();
+    let store = StoreHandle::open(&location, OpenMode::Write).unwrap();
+    let create = |path: &str, dtype: &str, shape: &str, data: &[u8]| {
+        let doc = format!(r#"{{"shape": {shape}, "chunks": {shape}, "dtype": "{dtype}"}}"#);
+        let a = Array::create(store.clone(), path, &doc).unwrap();
+        let shape: Vec<u64> = serde_json::from_str(shape).unwrap();
+        a.write_region(&vec![0; shape.len()], &shape, data).unwrap();
+    };
+    let f4: Vec<u8> = [0.1f32, -2.5, f32::NAN, f32::INFINITY]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    create("f4", "<f4", "[2, 2]", &f4);
+    let i2: Vec<u8> = (0..24i16)
+        .map(|v| v - 12)
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    create("cube", ">i2", "[2, 3, 4]", &i2);
+    create("flags", "|b1", "[3]", &[1, 0, 1]);
+    create("names", "|S3", "[2]", b"ab\0xyz");
+    let text: Vec<u8> = ['h', 'é', '\0', '\0']
+        .iter()
+        .flat_map(|c| (*c as u32).to_ne_bytes())
+        .collect();
+    create("words", "<U2", "[2]", &text);
+    let c8: Vec<u8> = [1.5f32, -2.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    create("complex", "<c8", "[1]", &c8);
+    let objects = Array::create(
+        store.clone(),
+        "objects",
+        r#"{"shape": [3], "chunks": [2], "dtype": "|O", "filters": [{"id": "vlen-utf8"}]}"#,
+    )
+    .unwrap();
+    objects
+        .write_vlen(&[0], &[3], &[0, 1, 1, 4], b"a\"bc")
+        .unwrap();
+
+    let cat = |args: &[&str]| {
+        let mut all = vec!["cat", location.as_str()];
+        all.extend_from_slice(args);
+        let (code, out, err) = zarr(&all);
+        assert_eq!(code, 0, "zarr {all:?}: {err}");
+        out
+    };
+    assert_eq!(cat(&["f4"]), "0.1 -2.5\nNaN Infinity\n");
+    assert_eq!(
+        cat(&["f4", "--json"]),
+        "[[0.1,-2.5],[\"NaN\",\"Infinity\"]]\n"
+    );
+    // 3-D: a blank line between 2-D slabs; steps, negative positions, indices.
+    assert_eq!(
+        cat(&["cube"]),
+        "-12 -11 -10 -9\n-8 -7 -6 -5\n-4 -3 -2 -1\n\n0 1 2 3\n4 5 6 7\n8 9 10 11\n"
+    );
+    assert_eq!(
+        cat(&["cube", "--select", "-1, ::2, 1:"]),
+        "1 2 3\n9 10 11\n"
+    );
+    assert_eq!(cat(&["cube", "--select", "1, 2, 3", "--json"]), "11\n");
+    assert_eq!(
+        cat(&["cube", "--select", "0:2, 1, 0:4:3", "--json"]),
+        "[[-8,-5],[4,7]]\n"
+    );
+    assert_eq!(cat(&["flags", "--json"]), "[true,false,true]\n");
+    assert_eq!(cat(&["names"]), "ab\nxyz\n");
+    assert_eq!(cat(&["words", "--json"]), "[\"hé\",\"\"]\n");
+    assert_eq!(cat(&["complex", "--json"]), "[[1.5,-2]]\n");
+    assert_eq!(cat(&["objects", "--json"]), "[\"a\",\"\",\"\\\"bc\"]\n");
+    assert_eq!(cat(&["objects", "--select", "1:"]), "\n\"bc\n");
+    // Bad selections, each an error naming what is wrong.
+    for (select, says) in [
+        ("0:1:0", "step \"0\""),
+        ("2", "outside dimension 0"),
+        ("a", "\"a\" is no integer"),
+        ("0, 0, 0, 0", "4 dimensions"),
+    ] {
+        let (code, _, err) = zarr(&["cat", &location, "cube", "--select", select]);
+        assert_eq!(code, 1, "{select}");
+        assert!(err.contains(says), "{select}: {err}");
+    }
+    let (code, _, err) = zarr(&["cat", &location, "objects", "--select", "::2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("object"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

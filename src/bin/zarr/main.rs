@@ -9,6 +9,7 @@ mod copy;
 mod edit;
 mod info;
 mod listing;
+mod values;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -78,6 +79,19 @@ enum Command {
         #[command(flatten)]
         node: Node,
         /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// The values of an array, or of a selection of it: one value per line for one dimension,
+    /// one line per innermost row for more (a blank line between 2-D slabs), or JSON lists
+    Cat {
+        #[command(flatten)]
+        node: Node,
+        /// Per dimension START:STOP[:STEP] or an index, comma-separated, as in NumPy
+        /// ("0:10, 5, ::2"; negative positions count from the end; dimensions left out: all)
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        select: String,
+        /// Print nested JSON lists (NaN and infinities as "NaN", "Infinity", "-Infinity")
         #[arg(long)]
         json: bool,
     },
@@ -156,6 +170,7 @@ fn main() -> ExitCode {
         Command::Tree { node, json } => listing::tree(&node, json),
         Command::Ls { node, json } => listing::ls(&node, json),
         Command::Attrs { node, set, delete } => attrs::run(&node, &set, &delete),
+        Command::Cat { node, select, json } => values::cat(&node, &select, json),
         Command::Create {
             node,
             metadata,
@@ -189,7 +204,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(text) => {
-            println!("{text}");
+            if !text.is_empty() {
+                println!("{text}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
