@@ -21,6 +21,9 @@ quiet cmake -S . -B "$work/libzarr" -DCMAKE_BUILD_TYPE=Release -DZARR_BUILD_TEST
 quiet cmake --build "$work/libzarr"
 quiet cmake --install "$work/libzarr" --prefix "$work/prefix"
 prefix=$work/prefix
+for file in include/zarr.h include/zarr.hpp share/doc/zarr/LICENSE; do
+  [ -f "$prefix/$file" ] || { echo "the install lacks $file" >&2; exit 1; }
+done
 version=$(env -u LD_LIBRARY_PATH "$prefix/bin/zarr" --version)
 echo "installed tool: $version"
 [ "$version" = "zarr $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)" ]
