@@ -1,7 +1,17 @@
+import os
+import sys
+from pathlib import Path
+
 import numcodecs
 import numpy as np
 import pytest
 import zarr
+
+# The binding under test: bindings/python/libzarr.py, for these tests and the Python processes
+# they start.
+BINDING = str(Path(__file__).resolve().parents[2] / "bindings" / "python")
+sys.path.insert(0, BINDING)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [BINDING, os.environ.get("PYTHONPATH")]))
 
 pytest.register_assert_rewrite("cases")  # detailed assertion messages from the shared checks
 

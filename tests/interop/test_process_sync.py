@@ -44,7 +44,8 @@ def test_libzarr_and_zarr_python_writers_share_locks(tmp_path, separator):
     location, locks = str(tmp_path / "store"), str(tmp_path / "locks")
     zarr.open_array(location, mode="w", shape=(ROWS, WRITERS), chunks=(ROWS, WRITERS), dtype="<i4",
                     fill_value=-1, compressor=None, dimension_separator=separator)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    # This directory, and the binding's (conftest.py put it on PYTHONPATH).
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__), os.environ["PYTHONPATH"]]))
     writers = [subprocess.Popen([sys.executable, __file__, "libzarr" if column % 2 == 0 else "python",
                                  location, locks, str(column)], env=env, stderr=subprocess.PIPE)
                for column in range(WRITERS)]

@@ -1,4 +1,9 @@
-"""Thin ctypes binding of the libzarr C API (see include/zarr.h).
+"""Thin ctypes binding of the libzarr C API (see include/zarr.h), usable with NumPy.
+
+The library is the one LIBZARR_PATH names, else this checkout's target/release/libzarr.so when
+built, else the installed one the system's loader finds (`ctypes.util.find_library("zarr")`,
+e.g. after `cmake --install`; set LD_LIBRARY_PATH for a prefix the loader does not search).
+tests/interop/ runs it against zarr-python 2 and 3 and numcodecs.
 
 Every call checks its status and raises LibzarrError(status name + zarr_last_error()).
 Strings returned through char** are copied and released with zarr_string_free.
@@ -10,6 +15,7 @@ and orthogonal calls also take any numpy view with non-negative strides (passed 
 elements, with the size of the underlying buffer from the view's first element on).
 """
 import ctypes as C
+import ctypes.util
 import json
 import numbers
 import os
@@ -18,7 +24,19 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
-LIB_PATH = os.environ.get("LIBZARR_PATH", str(REPO / "target" / "release" / "libzarr.so"))
+
+
+def _library_path():
+    """LIBZARR_PATH, else this checkout's build, else the installed library (by SONAME)."""
+    if os.environ.get("LIBZARR_PATH"):
+        return os.environ["LIBZARR_PATH"]
+    built = REPO / "target" / "release" / "libzarr.so"
+    if built.exists():
+        return str(built)
+    return ctypes.util.find_library("zarr") or "libzarr.so.0.1"
+
+
+LIB_PATH = _library_path()
 
 MODE_READ, MODE_WRITE = 0, 1
 OPEN_IGNORE_CONSOLIDATED = 0x10  # or-ed into the mode
