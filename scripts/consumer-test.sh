@@ -2,7 +2,8 @@
 # Installs libzarr with CMake into a fresh prefix and builds tests/consumer/app.c against the
 # installed tree four ways, running each program without LD_LIBRARY_PATH: the CMake package
 # (Zarr::zarr, then Zarr::zarr_static), pkg-config with the shared library (RPATH from the
-# .pc's libdir) and pkg-config with the static one. Checks what each program links (NEEDED).
+# .pc's libdir) and pkg-config with the static one. Checks what each program links (NEEDED),
+# the installed files, and that the shared library exports zarr_* functions alone.
 # Also runs the installed `zarr` tool, and builds libzarr as a subproject (add_subdirectory) of tests/consumer/subproject, which
 # must build no libzarr tests. Needs cmake (scripts/test.sh puts its own first on the PATH),
 # pkg-config and a C compiler.
@@ -24,6 +25,10 @@ prefix=$work/prefix
 for file in include/zarr.h include/zarr.hpp share/doc/zarr/LICENSE; do
   [ -f "$prefix/$file" ] || { echo "the install lacks $file" >&2; exit 1; }
 done
+# The shared library exports the C API alone (build.rs hides what dependencies export).
+others=$(nm -D --defined-only "$prefix/lib/libzarr.so.0.1.0" | awk '$3 !~ /^zarr_/ { print $3 }')
+[ -z "$others" ] || { echo "libzarr.so exports more than zarr_*: $others" >&2; exit 1; }
+echo "exports: $(nm -D --defined-only "$prefix/lib/libzarr.so.0.1.0" | grep -c ' zarr_') zarr_* functions, nothing else"
 version=$(env -u LD_LIBRARY_PATH "$prefix/bin/zarr" --version)
 echo "installed tool: $version"
 [ "$version" = "zarr $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)" ]
