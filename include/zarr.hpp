@@ -44,11 +44,14 @@ inline void check(zarr_status status) {
     if (status != ZARR_OK) throw error(status, zarr_last_error());
 }
 
-/** A string libzarr returned, copied and freed. */
-inline std::string take(char *text) {
-    std::string out(text != nullptr ? text : "");
-    zarr_string_free(text);
-    return out;
+/** The string `get(handle, &out)` returns through `out`, copied and freed. */
+template <class Handle>
+std::string text(zarr_status (*get)(const Handle *, char **), const Handle *handle) {
+    char *out = nullptr;
+    check(get(handle, &out));
+    std::string copy(out != nullptr ? out : "");
+    zarr_string_free(out);
+    return copy;
 }
 
 /** The data type kind of a C++ element type (0 for none). */
@@ -92,6 +95,20 @@ private:
     Handle *handle_;
 };
 
+/** An owned group or array handle with user attributes, read and replaced by `Get` and `Set`. */
+template <class Handle, zarr_status (*Close)(Handle *), zarr_status (*Get)(const Handle *, char **),
+          zarr_status (*Set)(Handle *, const char *)>
+class node : public owner<Handle, Close> {
+public:
+    using owner<Handle, Close>::owner;
+
+    /** The user attributes as JSON text. */
+    std::string attributes() const { return text(Get, this->get()); }
+
+    /** Replaces the user attributes with a JSON object. */
+    void set_attributes(const std::string &json) { check(Set(this->get(), json.c_str())); }
+};
+
 } // namespace detail
 
 /** An open store (`zarr_store_open_options`). */
@@ -111,9 +128,10 @@ public:
 };
 
 /** An open group. */
-class group : public detail::owner<zarr_group, zarr_group_close> {
+class group : public detail::node<zarr_group, zarr_group_close, zarr_group_attrs_get,
+                                  zarr_group_attrs_set> {
 public:
-    using owner::owner;
+    using node::node;
 
     /** Opens the group at `path` ("" is the root). */
     static group open(const store &s, const std::string &path) {
@@ -131,35 +149,20 @@ public:
 
     /** `{"arrays": [...], "groups": [...]}`: the direct members, names sorted. */
     std::string members_json() const {
-        char *out = nullptr;
-        detail::check(zarr_group_list(get(), &out));
-        return detail::take(out);
-    }
-
-    /** The user attributes as JSON text. */
-    std::string attributes() const {
-        char *out = nullptr;
-        detail::check(zarr_group_attrs_get(get(), &out));
-        return detail::take(out);
-    }
-
-    /** Replaces the user attributes with a JSON object. */
-    void set_attributes(const std::string &json) {
-        detail::check(zarr_group_attrs_set(get(), json.c_str()));
+        return detail::text(zarr_group_list, get());
     }
 
     /** The subtree as zarr-python prints `group.tree()`. */
     std::string tree() const {
-        char *out = nullptr;
-        detail::check(zarr_group_tree_text(get(), &out));
-        return detail::take(out);
+        return detail::text(zarr_group_tree_text, get());
     }
 };
 
 /** An open array. */
-class array : public detail::owner<zarr_array, zarr_array_close> {
+class array : public detail::node<zarr_array, zarr_array_close, zarr_array_attrs_get,
+                                  zarr_array_attrs_set> {
 public:
-    using owner::owner;
+    using node::node;
 
     /** Opens the array at `path`. */
     static array open(const store &s, const std::string &path) {
@@ -186,21 +189,7 @@ public:
 
     /** The NumPy type string of the data type (`"<f8"`, `"|S10"`, ...). */
     std::string dtype() const {
-        char *out = nullptr;
-        detail::check(zarr_array_dtype_string(get(), &out));
-        return detail::take(out);
-    }
-
-    /** The user attributes as JSON text. */
-    std::string attributes() const {
-        char *out = nullptr;
-        detail::check(zarr_array_attrs_get(get(), &out));
-        return detail::take(out);
-    }
-
-    /** Replaces the user attributes with a JSON object. */
-    void set_attributes(const std::string &json) {
-        detail::check(zarr_array_attrs_set(get(), json.c_str()));
+        return detail::text(zarr_array_dtype_string, get());
     }
 
     /** Reads the box `start`/`count` into `out` (C order, `size` elements of T). */

@@ -333,3 +333,72 @@ fn cat_prints_values_of_every_plain_type_and_selection() {
     assert!(err.contains("object"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn editing_commands_refuse_bad_input_naming_it() {
+    let location = store("refusals");
+    let other = format!("{location}-other");
+    let refused = |args: &[&str], says: &[&str]| {
+        let (code, _, err) = zarr(args);
+        assert_eq!(code, 1, "zarr {args:?} succeeded");
+        for part in says {
+            assert!(
+                err.starts_with("zarr: ") && err.contains(part),
+                "zarr {args:?}: {err}"
+            );
+        }
+    };
+    refused(
+        &[
+            "create",
+            &location,
+            "a",
+            "--metadata",
+            "@/nonexistent/doc.json",
+        ],
+        &["/nonexistent/doc.json"],
+    );
+    refused(
+        &["create", &location, "a", "--metadata", r#"{"shape": [2]}"#],
+        &["creating array \"a\"", "\"chunks\""],
+    );
+    refused(
+        &[
+            "copy",
+            &location,
+            &other,
+            "--from",
+            "measurements",
+            "--to",
+            "m",
+            "--set",
+            "{}",
+        ],
+        &["no array at path \"measurements\""],
+    );
+    refused(
+        &["copy", &location, &other, "--from", "nope"],
+        &["\"nope\""],
+    );
+    refused(
+        &[
+            "mv",
+            &location,
+            "measurements",
+            "--to",
+            "measurements/inner",
+        ],
+        &["into itself"],
+    );
+    refused(
+        &["attrs", &location, "measurements", "--set", "novalue"],
+        &["--set \"novalue\"", "KEY=VALUE"],
+    );
+    refused(
+        &["info", &location, "--options", r#"{"bogus": 1}"#],
+        &["\"bogus\""],
+    );
+    assert!(!std::path::Path::new(&format!("{location}/a")).exists());
+    std::fs::remove_dir_all(&location).unwrap();
+    let _ = std::fs::remove_dir_all(&other);
+}

@@ -3,7 +3,7 @@
 //! a whole read, all of a box's at once), answers received and dropped: no Zarr library, no
 //! decoding. Opening an array is one request for its metadata document.
 
-use crate::subject::{Box3, Result, Sink, Subject};
+use crate::subject::{chunks_touched, Box3, Result, Sink, Subject};
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
@@ -11,6 +11,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::future::Future;
 
 /// Requests in flight for a whole read (libzarr's default `requests_in_flight`).
 const IN_FLIGHT: usize = 32;
@@ -54,28 +55,14 @@ impl Layout {
             Some(_) => ObjectPath::from(format!("{}/c/{}", self.prefix, parts.join("/"))),
         }
     }
+}
 
-    /// The grid indexes of the chunks of `shape` (each `size`) that `start..start + count`
-    /// touches, in C order.
-    fn touched(start: &[u64], count: &[u64], size: &[u64]) -> Vec<Vec<u64>> {
-        let ranges: Vec<(u64, u64)> = (0..start.len())
-            .map(|d| (start[d] / size[d], (start[d] + count[d] - 1) / size[d]))
-            .collect();
-        let mut out = vec![Vec::new()];
-        for (first, last) in ranges {
-            out = out
-                .into_iter()
-                .flat_map(|prefix| {
-                    (first..=last).map(move |i| {
-                        let mut next = prefix.clone();
-                        next.push(i);
-                        next
-                    })
-                })
-                .collect();
-        }
-        out
-    }
+/// Runs `requests`, [`IN_FLIGHT`] at once: the bytes they fetched in all.
+async fn total(requests: impl Iterator<Item = impl Future<Output = Result<u64>>>) -> Result<u64> {
+    futures::stream::iter(requests)
+        .buffer_unordered(IN_FLIGHT)
+        .try_fold(0, |sum, n| async move { Ok(sum + n) })
+        .await
 }
 
 /// Fetches `path` (`range`: part of it) and drops the bytes; returns how many there were.
@@ -161,7 +148,7 @@ impl NetworkFloor {
             .map(|(i, s)| i * s)
             .collect();
         let mut ranges = BTreeMap::new();
-        for chunk in Layout::touched(b.start, b.count, inner) {
+        for chunk in chunks_touched(b.start, b.count, inner) {
             // `first`: the chunk's first element, inside this shard or not.
             let first: Vec<u64> = (0..chunk.len()).map(|d| chunk[d] * inner[d]).collect();
             if first
@@ -187,11 +174,11 @@ impl NetworkFloor {
                 _ => runs.push((start, end)),
             }
         }
-        let fetched = futures::stream::iter(runs)
-            .map(|(s, e)| fetch(&*layout.store, &path, Some(GetRange::Bounded(s..e))))
-            .buffer_unordered(IN_FLIGHT)
-            .try_fold(0, |sum, n| async move { Ok(sum + n) })
-            .await?;
+        let fetched = total(
+            runs.into_iter()
+                .map(|(s, e)| fetch(&*layout.store, &path, Some(GetRange::Bounded(s..e)))),
+        )
+        .await?;
         Ok(index.len() as u64 + fetched)
     }
 }
@@ -215,16 +202,13 @@ impl Subject for NetworkFloor {
         self.runtime.block_on(async {
             let layout = self.open(path).await?;
             let zero = vec![0; layout.shape.len()];
-            let keys = Layout::touched(&zero, &layout.shape, &layout.chunks);
-            let bytes = futures::stream::iter(keys)
-                .map(|index| {
-                    let path = layout.key(&index);
-                    let store = &*layout.store;
-                    async move { fetch(store, &path, None).await }
-                })
-                .buffer_unordered(IN_FLIGHT)
-                .try_fold(0, |sum, n| async move { Ok(sum + n) })
-                .await?;
+            let keys = chunks_touched(&zero, &layout.shape, &layout.chunks);
+            let bytes = total(keys.into_iter().map(|index| {
+                let path = layout.key(&index);
+                let store = &*layout.store;
+                async move { fetch(store, &path, None).await }
+            }))
+            .await?;
             sink.take(&bytes.to_le_bytes());
             Ok(())
         })
@@ -236,20 +220,17 @@ impl Subject for NetworkFloor {
         self.runtime.block_on(async {
             let layout = self.open(path).await?;
             for b in boxes {
-                let touched = Layout::touched(b.start, b.count, &layout.chunks);
-                let bytes = futures::stream::iter(touched)
-                    .map(|index| {
-                        let layout = &layout;
-                        async move {
-                            match layout.inner {
-                                None => fetch(&*layout.store, &layout.key(&index), None).await,
-                                Some(_) => self.shard_parts(layout, &index, b).await,
-                            }
+                let touched = chunks_touched(b.start, b.count, &layout.chunks);
+                let bytes = total(touched.into_iter().map(|index| {
+                    let layout = &layout;
+                    async move {
+                        match layout.inner {
+                            None => fetch(&*layout.store, &layout.key(&index), None).await,
+                            Some(_) => self.shard_parts(layout, &index, b).await,
                         }
-                    })
-                    .buffer_unordered(IN_FLIGHT)
-                    .try_fold(0, |sum, n| async move { Ok(sum + n) })
-                    .await?;
+                    }
+                }))
+                .await?;
                 sink.take(&bytes.to_le_bytes());
             }
             Ok(())

@@ -2,7 +2,10 @@
 //! copy of the array's size, and a compressed variant's chunk files read and decoded by the
 //! codec library itself. All use the rayon pool (all cores).
 
-use crate::subject::{bytes_of, read_zarray, shape_and_chunks, Box3, Result, Sink, Subject};
+use crate::subject::{
+    bytes_of, chunks_touched, indexes_between, read_zarray, shape_and_chunks, Box3, Result, Sink,
+    Subject,
+};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -234,25 +237,6 @@ fn c_order(index: &[u64], shape: &[u64]) -> usize {
     (0..index.len()).fold(0, |at, d| at * shape[d] as usize + index[d] as usize)
 }
 
-/// Every index of a grid of `shape` from `first` to `last` (inclusive) along each dimension,
-/// in C order.
-fn indexes_between(first: &[u64], last: &[u64]) -> Vec<Vec<u64>> {
-    let mut out = vec![Vec::new()];
-    for d in 0..first.len() {
-        out = out
-            .into_iter()
-            .flat_map(|prefix| {
-                (first[d]..=last[d]).map(move |i| {
-                    let mut next = prefix.clone();
-                    next.push(i);
-                    next
-                })
-            })
-            .collect();
-    }
-    out
-}
-
 /// The chunks of the array a metadata document describes: a v2 `.zarray` with a zstd or
 /// blosc-lz4 compressor, or a v3 `zarr.json` of `uint16` with bytes + zstd and `c/` keys.
 fn compressed_chunks(doc: &Value) -> Result<Chunks> {
@@ -439,11 +423,7 @@ impl Subject for CodecFloor {
         let mut out = vec![0u8; first.bytes(2)];
         for b in boxes {
             let slots = UnsafeCellSlice::new(out.as_mut_slice());
-            let first: Vec<u64> = (0..unit.len()).map(|d| b.start[d] / unit[d]).collect();
-            let last: Vec<u64> = (0..unit.len())
-                .map(|d| (b.start[d] + b.count[d] - 1) / unit[d])
-                .collect();
-            indexes_between(&first, &last)
+            chunks_touched(b.start, b.count, &unit)
                 .par_iter()
                 .try_for_each(|index| -> Result<()> {
                     let stored = chunks.stored(path, index)?;

@@ -138,6 +138,34 @@ pub fn read_boxes_in_threads(
     Ok(())
 }
 
+/// Every index from `first` to `last` (inclusive) along each dimension, in C order.
+pub fn indexes_between(first: &[u64], last: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new()];
+    for d in 0..first.len() {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                (first[d]..=last[d]).map(move |i| {
+                    let mut next = prefix.clone();
+                    next.push(i);
+                    next
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// The grid indexes, in C order, of the chunks of shape `size` that the box `start`/`count`
+/// (no empty dimension) touches.
+pub fn chunks_touched(start: &[u64], count: &[u64], size: &[u64]) -> Vec<Vec<u64>> {
+    let first: Vec<u64> = (0..size.len()).map(|d| start[d] / size[d]).collect();
+    let last: Vec<u64> = (0..size.len())
+        .map(|d| (start[d] + count[d] - 1) / size[d])
+        .collect();
+    indexes_between(&first, &last)
+}
+
 /// The C-order box of `count[d]` elements starting at `start[d]` along each dimension.
 pub struct Box3<'a> {
     pub start: &'a [u64],

@@ -261,10 +261,7 @@ impl RemoteStore {
     async fn open_tail(&self, key: &str, tail: u64) -> Result<Option<RemoteValue<'_>>> {
         let path = self.path(key);
         let options = GetOptions {
-            range: Some(GetRange::Suffix(match tail {
-                0 => TAIL,
-                tail => tail,
-            })),
+            range: Some(GetRange::Suffix(if tail == 0 { TAIL } else { tail })),
             ..Default::default()
         };
         let got = async {

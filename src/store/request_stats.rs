@@ -2,10 +2,12 @@
 //! through an `object_store` HTTP connector that wraps the default (reqwest) one.
 
 use async_trait::async_trait;
+use lru::LruCache;
 use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
 };
 use object_store::ClientOptions;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
@@ -114,26 +116,25 @@ impl RequestCounters {
 }
 
 /// The HTTP clients built so far, by their options as printed (every setting libzarr makes:
-/// timeouts, plain HTTP), each with its pool of open connections. Stores opened with the same
+/// timeouts, plain HTTP), each with its pool of open connections, the least recently used
+/// dropped first past [`KEPT_CLIENTS`] (stores using it keep it). Stores opened with the same
 /// options share one, so that opening another store on a server reuses its connections, as
 /// tensorstore's process-wide pool does; the connections belong to the one I/O runtime.
-static CLIENTS: Mutex<Vec<(String, HttpClient)>> = Mutex::new(Vec::new());
+static CLIENTS: Mutex<Option<LruCache<String, HttpClient>>> = Mutex::new(None);
 
-/// The most clients [`CLIENTS`] keeps (the oldest is dropped first; stores using it keep it).
-const KEPT_CLIENTS: usize = 16;
+/// The most clients [`CLIENTS`] keeps.
+const KEPT_CLIENTS: NonZeroUsize = NonZeroUsize::new(16).expect("not zero");
 
 /// The shared default (reqwest) client for `options`.
 fn shared_client(options: &ClientOptions) -> object_store::Result<HttpClient> {
     let key = format!("{options:?}");
     let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, client)) = clients.iter().find(|(k, _)| *k == key) {
+    let clients = clients.get_or_insert_with(|| LruCache::new(KEPT_CLIENTS));
+    if let Some(client) = clients.get(&key) {
         return Ok(client.clone());
     }
     let client = ReqwestConnector::default().connect(options)?;
-    if clients.len() == KEPT_CLIENTS {
-        clients.remove(0);
-    }
-    clients.push((key, client.clone()));
+    clients.put(key, client.clone());
     Ok(client)
 }
 

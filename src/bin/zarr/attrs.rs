@@ -2,22 +2,14 @@
 
 use crate::{Node, Result};
 use serde_json::Value;
-use zarr::hierarchy::{self, NodeKind};
+use zarr::hierarchy;
 use zarr::Error;
 
 /// Applies `set` (`KEY=JSON` each) and `delete` (keys), then prints the attributes (without
 /// changes, as stored).
 pub fn run(node: &Node, set: &[String], delete: &[String]) -> Result<String> {
     let changing = !set.is_empty() || !delete.is_empty();
-    let store = node.store(changing)?;
-    let path = zarr::path::normalize(&node.path)?;
-    if hierarchy::node_kind(&store, &path)? == NodeKind::None {
-        return Err(Error::NotFound(format!(
-            "no array or group at {path:?} in {}",
-            node.location
-        ))
-        .into());
-    }
+    let (store, path, _) = node.find(changing)?;
     let text = hierarchy::attributes(&store, &path)?;
     if !changing {
         return Ok(text); // as stored, NaN and Infinity included

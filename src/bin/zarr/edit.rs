@@ -1,7 +1,7 @@
 //! `zarr create`, `rm`, `mv` and `consolidate`: changing a hierarchy.
 
-use crate::{Node, Result};
-use zarr::hierarchy::{self, NodeKind};
+use crate::{kind_name, Node, Result};
+use zarr::hierarchy;
 use zarr::{consolidated, Array, Error, Group};
 
 /// Creates an array from a metadata document (`.zarray` or v3 `zarr.json`, inline or `@FILE`),
@@ -16,7 +16,8 @@ pub fn create(node: &Node, metadata: Option<&str>, format: u8) -> Result<String>
                     .map_err(|e| Error::io(format!("reading the metadata document {file}"), e))?,
                 None => document.to_string(),
             };
-            let array = Array::create(store.clone(), &path, &document)?;
+            let array = Array::create(store.clone(), &path, &document)
+                .map_err(|e| e.context(format!("creating array {path:?} in {}", node.location)))?;
             format!("created array {path:?} (Zarr v{})", array.zarr_format())
         }
         None => {
@@ -30,8 +31,7 @@ pub fn create(node: &Node, metadata: Option<&str>, format: u8) -> Result<String>
 
 /// Deletes the array or group at the node's path with everything below it.
 pub fn rm(node: &Node) -> Result<String> {
-    let store = node.store(true)?;
-    let path = zarr::path::normalize(&node.path)?;
+    let (store, path, found) = node.find(true)?;
     if path.is_empty() {
         return Err(Error::InvalidPath(format!(
             "refusing to delete the root of {}: delete the store itself",
@@ -39,23 +39,21 @@ pub fn rm(node: &Node) -> Result<String> {
         ))
         .into());
     }
-    let kind = exists(&store, &path, node)?;
     hierarchy::delete_node(&store, &path)?;
     store.close()?;
-    Ok(format!("deleted {kind} {path:?}"))
+    Ok(format!("deleted {} {path:?}", kind_name(found.kind)))
 }
 
 /// Moves the array or group at the node's path to `to` in the same store.
 pub fn mv(node: &Node, to: &str) -> Result<String> {
-    let store = node.store(true)?;
-    let (from, to) = (
-        zarr::path::normalize(&node.path)?,
-        zarr::path::normalize(to)?,
-    );
-    let kind = exists(&store, &from, node)?;
+    let (store, from, found) = node.find(true)?;
+    let to = zarr::path::normalize(to)?;
     hierarchy::move_node(&store, &from, &to)?;
     store.close()?;
-    Ok(format!("moved {kind} {from:?} to {to:?}"))
+    Ok(format!(
+        "moved {} {from:?} to {to:?}",
+        kind_name(found.kind)
+    ))
 }
 
 /// Writes the store's consolidated metadata (`.zmetadata` for v2, the root `zarr.json` for v3).
@@ -64,17 +62,4 @@ pub fn consolidate(node: &Node) -> Result<String> {
     consolidated::consolidate(&store)?;
     store.close()?;
     Ok(format!("consolidated the metadata of {}", node.location))
-}
-
-/// `"array"` or `"group"` for what lives at `path`; an error naming it when nothing does.
-fn exists(store: &zarr::StoreHandle, path: &str, node: &Node) -> Result<&'static str> {
-    match hierarchy::node_kind(store, path)? {
-        NodeKind::Array => Ok("array"),
-        NodeKind::Group => Ok("group"),
-        NodeKind::None => Err(Error::NotFound(format!(
-            "no array or group at {path:?} in {}",
-            node.location
-        ))
-        .into()),
-    }
 }

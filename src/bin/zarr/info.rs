@@ -1,24 +1,16 @@
 //! `zarr info`: what a node is, as text (`name: value` lines) or JSON.
 
-use crate::{Node, Result};
+use crate::{kind_name, Node, Result};
 use serde_json::{json, Value};
-use zarr::hierarchy::{self, NodeKind};
-use zarr::{Array, Error, Group};
+use zarr::hierarchy::NodeKind;
+use zarr::{Array, Group};
 
 /// The node's facts: for an array the library's `info` (type, shape, chunks, codecs, sizes,
 /// chunks stored) with its fill value and attributes, for a group its members and attributes.
 /// `store` is given as the location it was opened with.
 pub fn run(node: &Node, json: bool) -> Result<String> {
-    let store = node.store(false)?;
-    let path = zarr::path::normalize(&node.path)?;
-    let found = hierarchy::node(&store, &path)?;
-    let mut facts = json!({"kind": match found.kind {
-        NodeKind::Array => "array",
-        NodeKind::Group => "group",
-        NodeKind::None => return Err(Error::NotFound(format!(
-            "no array or group at {path:?} in {}", node.location
-        )).into()),
-    }, "zarr_format": found.format});
+    let (store, path, found) = node.find(false)?;
+    let mut facts = json!({"kind": kind_name(found.kind), "zarr_format": found.format});
     let (details, attributes) = match found.kind {
         NodeKind::Array => {
             let array = Array::open(store, &path)?;

@@ -9,9 +9,8 @@ use zarr::{Error, Group};
 
 /// Opens the group `node` names (an error naming it if it is no group).
 fn group(node: &Node) -> Result<Group> {
-    let store = node.store(false)?;
-    let path = zarr::path::normalize(&node.path)?;
-    if hierarchy::node_kind(&store, &path)? != NodeKind::Group {
+    let (store, path, found) = node.find(false)?;
+    if found.kind != NodeKind::Group {
         return Err(Error::NotFound(format!("no group at {path:?} in {}", node.location)).into());
     }
     Ok(Group::open(store, &path)?)

@@ -14,6 +14,7 @@ mod values;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use std::sync::Arc;
+use zarr::hierarchy::{self, NodeKind};
 use zarr::{OpenMode, StoreHandle};
 
 #[derive(Parser)]
@@ -52,6 +53,31 @@ impl Node {
             OpenMode::Read
         };
         StoreHandle::open_with_options(&self.location, mode, self.options.as_deref())
+    }
+
+    /// Opens the store and finds the array or group at the node's path: the store, the
+    /// normalised path and what lives there (kind and format); an error naming path and store
+    /// when nothing does.
+    fn find(&self, writable: bool) -> Result<(Arc<StoreHandle>, String, hierarchy::Node)> {
+        let store = self.store(writable)?;
+        let path = zarr::path::normalize(&self.path)?;
+        let found = hierarchy::node(&store, &path)?;
+        if found.kind == NodeKind::None {
+            return Err(zarr::Error::NotFound(format!(
+                "no array or group at {path:?} in {}",
+                self.location
+            ))
+            .into());
+        }
+        Ok((store, path, found))
+    }
+}
+
+/// `"array"` or `"group"`.
+fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Array => "array",
+        _ => "group",
     }
 }
 

@@ -38,30 +38,29 @@ fn parse_selection(select: &str, shape: &[u64]) -> Result<Vec<Range>> {
     let mut ranges = Vec::with_capacity(shape.len());
     for (d, &n) in shape.iter().enumerate() {
         let part = parts.get(d).copied().unwrap_or(":");
+        let integer = |text: &str| -> Result<i128> {
+            text.parse()
+                .map_err(|_| bad(select, &format!("{text:?} is no integer")))
+        };
+        // A position counted from the end when negative, not yet clamped to the dimension.
+        let from_end = |value: i128| if value < 0 { n as i128 + value } else { value };
         let position = |text: &str, default: u64| -> Result<u64> {
-            if text.is_empty() {
-                return Ok(default);
+            match text {
+                "" => Ok(default),
+                text => Ok(from_end(integer(text)?).clamp(0, n as i128) as u64),
             }
-            let value: i128 = text
-                .parse()
-                .map_err(|_| bad(select, &format!("{text:?} is no integer")))?;
-            let from_end = if value < 0 { n as i128 + value } else { value };
-            Ok(from_end.clamp(0, n as i128) as u64)
         };
         let range = match part.split(':').collect::<Vec<_>>()[..] {
             [index] => {
-                let at = position(index, 0)?;
-                let given: i128 = index
-                    .parse()
-                    .map_err(|_| bad(select, &format!("{index:?} is no integer")))?;
-                if at >= n || (given < 0 && -given > n as i128) {
+                let at = from_end(integer(index)?);
+                if !(0..n as i128).contains(&at) {
                     return Err(bad(
                         select,
                         &format!("index {index} is outside dimension {d} of length {n}"),
                     ));
                 }
                 Range {
-                    start: at,
+                    start: at as u64,
                     count: 1,
                     step: 1,
                     index: true,
@@ -86,6 +85,7 @@ fn parse_selection(select: &str, shape: &[u64]) -> Result<Vec<Range>> {
     Ok(ranges)
 }
 
+/// The range from `start` up to (not including) `stop`, `step` apart.
 fn step_range(start: u64, stop: u64, step: u64) -> Range {
     let count = if stop > start {
         (stop - start).div_ceil(step)
@@ -100,6 +100,7 @@ fn step_range(start: u64, stop: u64, step: u64) -> Range {
     }
 }
 
+/// The error for a selection that cannot be read, saying why.
 fn bad(select: &str, why: &str) -> Box<dyn std::error::Error> {
     Error::InvalidArgument(format!("--select {select:?}: {why}")).into()
 }
@@ -124,8 +125,8 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if ranges.is_empty() {
         // A 0-d array: one value.
-        let values = read_values(&array, &dtype, object, &[])?;
-        writeln!(out, "{}", render(&values[0], json))?;
+        let values = read_values(&array, &dtype, object, &[], json, &mut Vec::new())?;
+        writeln!(out, "{}", values[0])?;
         out.flush()?;
         return Ok(String::new());
     }
@@ -137,13 +138,13 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     if json && !ranges[0].index {
         write!(out, "[")?;
     }
-    let mut done = 0;
+    let (mut done, mut bytes) = (0, Vec::new());
     while done < total {
         let rows = rows_per_block.min(total - done);
         let mut block = ranges.clone();
         block[0].start = ranges[0].start + done * ranges[0].step;
         block[0].count = rows;
-        let values = read_values(&array, &dtype, object, &block)?;
+        let values = read_values(&array, &dtype, object, &block, json, &mut bytes)?;
         for r in 0..rows as usize {
             let row = &values[r * per_row..(r + 1) * per_row];
             let first = done == 0 && r == 0;
@@ -168,12 +169,15 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     Ok(String::new())
 }
 
-/// Reads the selection `ranges` (C order), each value as a JSON token.
+/// Reads the selection `ranges` (C order), each value as it is printed (`json`: a JSON
+/// token), through `bytes`, a buffer kept between blocks.
 fn read_values(
     array: &Array,
     dtype: &DataType,
     object: bool,
     ranges: &[Range],
+    json: bool,
+    bytes: &mut Vec<u8>,
 ) -> Result<Vec<String>> {
     let start: Vec<u64> = ranges.iter().map(|r| r.start).collect();
     let count: Vec<u64> = ranges.iter().map(|r| r.count).collect();
@@ -185,31 +189,35 @@ fn read_values(
         return Ok(offsets
             .windows(2)
             .map(|w| {
-                text_token(&String::from_utf8_lossy(
-                    &data[w[0] as usize..w[1] as usize],
-                ))
+                text_value(
+                    &String::from_utf8_lossy(&data[w[0] as usize..w[1] as usize]),
+                    json,
+                )
             })
             .collect());
     }
     let step: Vec<u64> = ranges.iter().map(|r| r.step).collect();
-    let mut bytes = vec![0u8; n * dtype.size];
-    array.read_strided(&start, &count, &step, &mut bytes)?;
+    bytes.resize(n * dtype.size, 0);
+    array.read_strided(&start, &count, &step, bytes)?;
     bytes
         .chunks(dtype.size.max(1))
         .take(n)
-        .map(|item| value(dtype, item))
+        .map(|item| value(dtype, item, json))
         .collect()
 }
 
-/// A string as a JSON token.
-fn text_token(text: &str) -> String {
-    Value::from(text).to_string()
+/// A string as printed: itself, or a JSON string (`json`).
+fn text_value(text: &str, json: bool) -> String {
+    match json {
+        true => Value::from(text).to_string(),
+        false => text.to_string(),
+    }
 }
 
-/// A float of 2, 4 or 8 bytes (native order) as a JSON token: the shortest decimal that reads
-/// back to the same value of its own width; NaN and infinities as the strings Zarr uses for
-/// them in metadata.
-fn float_token(b: &[u8]) -> String {
+/// A float of 2, 4 or 8 bytes (native order) as printed: the shortest decimal that reads
+/// back to the same value of its own width; NaN and infinities as Zarr spells them in
+/// metadata (JSON strings with `json`).
+fn float_value(b: &[u8], json: bool) -> String {
     let (wide, text) = match b.len() {
         2 => {
             let x = half::f16::from_ne_bytes([b[0], b[1]]);
@@ -225,16 +233,16 @@ fn float_token(b: &[u8]) -> String {
         }
     };
     match wide {
-        x if x.is_nan() => text_token("NaN"),
-        x if x == f64::INFINITY => text_token("Infinity"),
-        x if x == f64::NEG_INFINITY => text_token("-Infinity"),
+        x if x.is_nan() => text_value("NaN", json),
+        x if x == f64::INFINITY => text_value("Infinity", json),
+        x if x == f64::NEG_INFINITY => text_value("-Infinity", json),
         _ => text,
     }
 }
 
-/// One element (native byte order) as a JSON token. Date-times and time deltas are their
-/// counts of the type's unit.
-fn value(dtype: &DataType, item: &[u8]) -> Result<String> {
+/// One element (native byte order) as printed (`json`: a JSON token). Date-times and time
+/// deltas are their counts of the type's unit.
+fn value(dtype: &DataType, item: &[u8], json: bool) -> Result<String> {
     let bytes = |n: usize| -> [u8; 8] {
         let mut out = [0u8; 8];
         out[..n].copy_from_slice(&item[..n]);
@@ -256,18 +264,18 @@ fn value(dtype: &DataType, item: &[u8]) -> Result<String> {
             4 => u32::from_ne_bytes(item.try_into().expect("4 bytes")).to_string(),
             _ => u64::from_ne_bytes(bytes(8)).to_string(),
         },
-        DataTypeKind::Float => float_token(item),
+        DataTypeKind::Float => float_value(item, json),
         DataTypeKind::Complex => {
             let half = item.len() / 2;
             format!(
                 "[{},{}]",
-                float_token(&item[..half]),
-                float_token(&item[half..])
+                float_value(&item[..half], json),
+                float_value(&item[half..], json)
             )
         }
         DataTypeKind::Bytes => {
             let end = item.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-            text_token(&String::from_utf8_lossy(&item[..end]))
+            text_value(&String::from_utf8_lossy(&item[..end]), json)
         }
         DataTypeKind::Unicode => {
             let text: String = item
@@ -276,7 +284,7 @@ fn value(dtype: &DataType, item: &[u8]) -> Result<String> {
                 .take_while(|&c| c != 0)
                 .map(|c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
                 .collect();
-            text_token(&text)
+            text_value(&text, json)
         }
         DataTypeKind::Raw | DataTypeKind::Structured(_) | DataTypeKind::Object => {
             return Err(Error::Unsupported(format!(
@@ -286,14 +294,6 @@ fn value(dtype: &DataType, item: &[u8]) -> Result<String> {
             .into());
         }
     })
-}
-
-/// A value's JSON token as text: strings bare (NaN too), numbers and the rest as they are.
-fn render(token: &str, json: bool) -> String {
-    match serde_json::from_str::<Value>(token) {
-        Ok(Value::String(text)) if !json => text,
-        _ => token.to_string(),
-    }
 }
 
 /// `values` (C order, of `shape`) as nested JSON lists.
@@ -322,8 +322,7 @@ fn write_text(out: &mut impl Write, values: &[String], shape: &[u64]) -> std::io
         if i > 0 && shape.len() >= 3 && (i * line).is_multiple_of(slab) {
             writeln!(out)?;
         }
-        let text: Vec<String> = row.iter().map(|v| render(v, false)).collect();
-        writeln!(out, "{}", text.join(" "))?;
+        writeln!(out, "{}", row.join(" "))?;
     }
     Ok(())
 }
