@@ -58,6 +58,10 @@ pub enum Error {
     /// A server did not answer in time, retries included.
     #[error("timed out: {0}")]
     Timeout(String),
+    /// A stored value changed between two reads of its parts (another writer replaced it):
+    /// the engine reads it again, and reports `ZARR_ERR_IO` when it keeps changing.
+    #[error("changed while read: {0}")]
+    Changed(String),
     /// A bug: a panic was caught at the C boundary, or an invariant broke.
     #[error("internal error: {0}")]
     Internal(String),
@@ -94,6 +98,7 @@ impl Error {
             PermissionDenied(m) => PermissionDenied(format!("{ctx}: {m}")),
             Unreachable(m) => Unreachable(format!("{ctx}: {m}")),
             Timeout(m) => Timeout(format!("{ctx}: {m}")),
+            Changed(m) => Changed(format!("{ctx}: {m}")),
             Internal(m) => Internal(format!("{ctx}: {m}")),
         }
     }

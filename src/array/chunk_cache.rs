@@ -17,6 +17,7 @@
 use super::chunk_io::ChunkName;
 use super::Array;
 use crate::error::{try_alloc_zeroed, Result};
+use crate::store::read_again_if_changed;
 use lru::LruCache;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -258,15 +259,17 @@ impl Array {
         let new_entry = || try_alloc_zeroed(self.chunk_nbytes, "a cached chunk");
         let chunk = if self.pipeline.is_identity() {
             // The stored bytes are the decoded chunk: read them into the entry (size checked first).
-            self.open_uncompressed(key)?
-                .map(|value| {
-                    let mut chunk = new_entry()?;
-                    value
-                        .read_exact_at(0, &mut chunk)
-                        .map_err(|e| e.context(format!("chunk {key:?}")))?;
-                    Ok(chunk)
-                })
-                .transpose()?
+            read_again_if_changed(|| {
+                self.open_uncompressed(key)?
+                    .map(|value| {
+                        let mut chunk = new_entry()?;
+                        value
+                            .read_exact_at(0, &mut chunk)
+                            .map_err(|e| e.context(format!("chunk {key:?}")))?;
+                        Ok(chunk)
+                    })
+                    .transpose()
+            })?
         } else {
             self.with_stored_chunk(key, |raw| {
                 raw.map(|raw| {

@@ -5,7 +5,7 @@
 use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
-use crate::store::ValueReader;
+use crate::store::{read_again_if_changed, ValueReader};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -166,7 +166,7 @@ impl Array {
         if !self.pipeline.is_identity() {
             return self.load_chunk(key, out);
         }
-        match self.open_uncompressed(key)? {
+        read_again_if_changed(|| match self.open_uncompressed(key)? {
             Some(value) => {
                 read_in_parts(value.as_ref(), out).map_err(|e| e.context(format!("chunk {key:?}")))
             }
@@ -174,7 +174,7 @@ impl Array {
                 fill_pattern(out, &self.fill_native);
                 Ok(())
             }
-        }
+        })
     }
 
     /// Opens an uncompressed chunk for reading in parts, checking its size; `None` if it was

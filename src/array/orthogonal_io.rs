@@ -10,7 +10,7 @@ use crate::dtype::{select_fields, ByteSwap, DataTypeKind};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan};
-use crate::store::StoreKind;
+use crate::store::{read_again_if_changed, StoreKind};
 use crate::strided::{
     copy_elements, fill_elements, is_c_contiguous, DimOffsets, ElementCopy, SharedBuffer,
 };
@@ -449,7 +449,8 @@ impl Array {
             && self.chunk_is_c_order
             && matches!(task.parts.first(), Some(DimPart::Range { .. }))
         {
-            return self.stream_task(&key, &dims, out, how, fill);
+            // A chunk replaced while it was read is read again.
+            return read_again_if_changed(|| self.stream_task(&key, &dims, out, how, fill));
         }
         self.with_chunk(&key, |chunk| match chunk {
             // SAFETY: as above.

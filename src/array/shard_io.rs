@@ -24,7 +24,7 @@ use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
-use crate::store::{StoreKind, ValueReader};
+use crate::store::{read_again_if_changed, StoreKind, ValueReader};
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -458,15 +458,15 @@ impl Array {
             let readers = self
                 .store
                 .open_many(batch.len(), &|i| keys[i].clone(), tail, &parts)?;
-            let read_shard = |i: &usize| -> Result<()> {
+            let read_shard = |i: &usize, reader: Option<&dyn ValueReader>| -> Result<()> {
                 let (chunks, name) = (&batch[*i].1, format!("shard {:?}", keys[*i]));
-                let Some(reader) = &readers[*i] else {
+                let Some(reader) = reader else {
                     return for_each(chunks, |(id, coords)| f(*id, coords, None));
                 };
                 let len = reader.len();
                 if top.whole.is_identity() {
                     let region = Region::Stored {
-                        value: &**reader,
+                        value: reader,
                         base: 0,
                         len,
                     };
@@ -477,6 +477,14 @@ impl Array {
                     top.decode_whole(buf, &name)
                 })?;
                 self.read_level(0, Region::Memory(&raw), &name, chunks, f)
+            };
+            // A shard replaced while it was read is opened and read again.
+            let read_shard = |i: &usize| -> Result<()> {
+                let mut first = Some(readers[*i].as_deref());
+                read_again_if_changed(|| match first.take() {
+                    Some(reader) => read_shard(i, reader),
+                    None => read_shard(i, self.store.open_value_tail(&keys[*i], tail)?.as_deref()),
+                })
             };
             let indices: Vec<usize> = (0..batch.len()).collect();
             run_unless_single(single, || for_each(&indices, read_shard))?;

@@ -88,7 +88,7 @@ pub(crate) fn status_of(err: &Error) -> zarr_status {
         Error::InvalidMetadata(_) => ZARR_ERR_INVALID_METADATA,
         Error::Unsupported(_) => ZARR_ERR_UNSUPPORTED,
         Error::CorruptChunk(_) => ZARR_ERR_CORRUPT_CHUNK,
-        Error::Io(_) => ZARR_ERR_IO,
+        Error::Io(_) | Error::Changed(_) => ZARR_ERR_IO,
         Error::InvalidPath(_) => ZARR_ERR_INVALID_PATH,
         Error::Overflow(_) => ZARR_ERR_OVERFLOW,
         Error::TooLarge(_) => ZARR_ERR_TOO_LARGE,

@@ -214,6 +214,32 @@ fn pause_after_conflict(round: u32) {
     std::thread::sleep(std::time::Duration::from_millis(pause + jitter));
 }
 
+/// How many times a value read in parts is read again after another writer replaced it
+/// between its parts.
+const READ_ATTEMPTS: u32 = 16;
+
+/// Runs `read`, which opens a value and reads it in parts, again while it fails because the
+/// value changed between its parts ([`Error::Changed`]: a network store's later parts come
+/// from the version its first request read, or fail). After [`READ_ATTEMPTS`] the change is
+/// reported as an I/O error naming the value.
+pub fn read_again_if_changed<T>(mut read: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut round = 0;
+    loop {
+        match read() {
+            Err(Error::Changed(m)) if round + 1 == READ_ATTEMPTS => {
+                return Err(Error::Io(format!(
+                    "{m}; it changed {READ_ATTEMPTS} times while it was being read"
+                )))
+            }
+            Err(Error::Changed(_)) => {
+                pause_after_conflict(round);
+                round += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// What [`Store::get_many`] does with each value it fetched: `(index, value)`, `None` for a
 /// missing key.
 pub type Consume<'a> = dyn Fn(usize, Option<&[u8]>) -> Result<()> + Sync + 'a;

@@ -271,10 +271,14 @@ impl RemoteStore {
                 Err(_) => self.inner.get(&path).await?,
                 Ok(result) => result,
             };
-            let (len, start) = (result.meta.size, result.range.start);
-            result.bytes().await.map(|tail| (len, start, tail))
+            let (len, start, e_tag) = (
+                result.meta.size,
+                result.range.start,
+                result.meta.e_tag.clone(),
+            );
+            result.bytes().await.map(|tail| (len, start, e_tag, tail))
         };
-        let (len, tail_start, tail) = match got.await {
+        let (len, tail_start, e_tag, tail) = match got.await {
             Ok(got) => got,
             Err(e) => return self.missing(key, e),
         };
@@ -285,6 +289,7 @@ impl RemoteStore {
             len,
             tail_start,
             tail,
+            e_tag,
             fetched: Mutex::new(Vec::new()),
         }))
     }
@@ -494,7 +499,11 @@ impl Store for RemoteStore {
                         return Ok(None);
                     };
                     let wanted = parts(i, &value.tail, value.len);
-                    value.fetch_parts(&wanted, PARTS_PER_VALUE).await?;
+                    match value.fetch_parts(&wanted, PARTS_PER_VALUE).await {
+                        // The reader finds the change too, and reads the value again.
+                        Ok(()) | Err(Error::Changed(_)) => {}
+                        Err(e) => return Err(e),
+                    }
                     Ok(Some(Box::new(value) as Box<dyn ValueReader>))
                 })
                 .buffered(self.requests_in_flight)
@@ -623,7 +632,8 @@ impl Store for RemoteStore {
 }
 
 /// An open remote value: its length, the tail the first request fetched, and the parts
-/// prefetched since; other parts are fetched with a ranged request each.
+/// prefetched since; other parts are fetched with a ranged request each, from the version
+/// the first request read ([`Error::Changed`] when the value was replaced since).
 struct RemoteValue<'a> {
     store: &'a RemoteStore,
     key: String,
@@ -631,6 +641,8 @@ struct RemoteValue<'a> {
     len: u64,
     tail_start: u64,
     tail: Bytes,
+    /// The `ETag` of the version the first request read, where the server sent one.
+    e_tag: Option<String>,
     /// Prefetched parts: `(offset, bytes)`.
     fetched: Mutex<Vec<(u64, Bytes)>>,
 }
@@ -655,17 +667,44 @@ impl RemoteValue<'_> {
             }
         }
         let got = futures::stream::iter(ranges)
-            .map(|r| async move {
-                let bytes = self.store.inner.get_range(&self.path, r.clone()).await?;
-                Ok::<_, object_store::Error>((r.start, bytes))
-            })
+            .map(|r| async move { Ok::<_, Error>((r.start, self.get_part(r).await?)) })
             .buffer_unordered(requests)
             .try_collect::<Vec<_>>()
-            .await
-            .map_err(|e| self.store.failed("reading", &self.key, e))?;
+            .await?;
         let mut fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
         fetched.extend(got);
         Ok(())
+    }
+
+    /// The bytes of `range`, from the version the first request read: the request carries
+    /// its `ETag` (`If-Match`), and an answer from another version, or none because the value
+    /// was replaced or erased since, is [`Error::Changed`].
+    async fn get_part(&self, range: std::ops::Range<u64>) -> Result<Bytes> {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: self.e_tag.clone(),
+            ..Default::default()
+        };
+        let changed = || {
+            Error::Changed(format!(
+                "{:?} in {} was replaced after its first part was read",
+                self.key, self.store.url
+            ))
+        };
+        let got = match self.store.inner.get_opts(&self.path, options).await {
+            Ok(got) => got,
+            Err(
+                object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
+            ) => return Err(changed()),
+            Err(e) => return Err(self.store.failed("reading", &self.key, e)),
+        };
+        // A server that ignores If-Match still names the version it sent.
+        if got.meta.e_tag.is_some() && got.meta.e_tag != self.e_tag {
+            return Err(changed());
+        }
+        got.bytes()
+            .await
+            .map_err(|e| self.store.failed("reading", &self.key, e))
     }
 
     /// Whether a prefetched part holds `[start, end)` whole.
@@ -718,10 +757,7 @@ impl ValueReader for RemoteValue<'_> {
         if self.copy_prefetched(offset, buf) {
             return Ok(());
         }
-        let bytes = self
-            .store
-            .block_on(self.store.inner.get_range(&self.path, offset..end))?
-            .map_err(|e| self.store.failed("reading", &self.key, e))?;
+        let bytes = self.store.block_on(self.get_part(offset..end))??;
         if bytes.len() != buf.len() {
             return Err(Error::Io(format!(
                 "reading {:?} in {}: asked for {} bytes at {offset}, the server sent {}",
