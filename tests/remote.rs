@@ -531,27 +531,18 @@ fn s3_many_threads_read_and_write_through_one_array_handle_at_once() {
     assert!(all == expected, "every band kept");
 }
 
-/// Opens `key` of `store` reading its last 16 bytes first, has `replace` put another value
-/// there, and reads the value's first bytes: an error saying it changed, never the new
-/// value's bytes read as the old one's.
-fn replaced_value_is_not_mixed(store: &StoreHandle, key: &str, replace: impl FnOnce()) {
-    let value = store.open_value_tail(key, 16).unwrap().expect("the value");
-    replace();
-    let mut head = vec![0u8; 64];
-    match value.read_exact_at(0, &mut head) {
-        Err(Error::Changed(m)) => assert!(m.contains(key), "{m}"),
-        other => panic!("a value replaced between its parts gave {other:?}"),
-    }
-}
-
 #[test]
 fn s3_value_replaced_between_its_parts_is_refused() {
     if s3().is_none() {
         return;
     }
     let store = StoreHandle::open(&bucket_prefix("replaced"), OpenMode::Write).unwrap();
-    store.set("v", &vec![1u8; 1 << 20]).unwrap();
-    replaced_value_is_not_mixed(&store, "v", || store.set("v", &vec![2u8; 1 << 20]).unwrap());
+    let old = vec![1u8; 1 << 20];
+    store.set("v", &old).unwrap();
+    let refused = common::replaced_value_is_not_mixed(&store, "v", &old, || {
+        store.set("v", &vec![2u8; 1 << 20]).unwrap()
+    });
+    assert!(refused, "the first request fetched the index alone");
 }
 
 #[test]
@@ -565,10 +556,12 @@ fn http_value_replaced_between_its_parts_is_refused() {
     let name = format!("replaced-{}", std::process::id());
     let file = format!("{root}/{name}/v");
     std::fs::create_dir_all(format!("{root}/{name}")).unwrap();
-    std::fs::write(&file, vec![1u8; 1 << 20]).unwrap();
+    let old = vec![1u8; 1 << 20];
+    std::fs::write(&file, &old).unwrap();
     let store = StoreHandle::open(&format!("{base}/{name}"), OpenMode::Read).unwrap();
     // nginx's ETag is the modification second and the size: the new value has another size.
-    replaced_value_is_not_mixed(&store, "v", || {
+    let refused = common::replaced_value_is_not_mixed(&store, "v", &old, || {
         std::fs::write(&file, vec![2u8; (1 << 20) + 1]).unwrap()
     });
+    assert!(refused, "the first request fetched the index alone");
 }

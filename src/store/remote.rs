@@ -16,7 +16,7 @@ use object_store::client::{HttpError, HttpErrorKind};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    GetOptions, GetRange, GetResult, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
     UpdateVersion, WriteMultipart,
 };
 use std::sync::{Arc, Mutex, OnceLock};
@@ -260,13 +260,17 @@ impl RemoteStore {
     /// and its length.
     async fn open_tail(&self, key: &str, tail: u64) -> Result<Option<RemoteValue<'_>>> {
         let path = self.path(key);
+        let tail = if tail == 0 { TAIL } else { tail };
         let options = GetOptions {
-            range: Some(GetRange::Suffix(if tail == 0 { TAIL } else { tail })),
+            range: Some(GetRange::Suffix(tail)),
             ..Default::default()
         };
         let got = async {
             let result = match self.inner.get_opts(&path, options).await {
                 Err(e @ object_store::Error::NotFound { .. }) => return Err(e),
+                Err(object_store::Error::NotSupported { .. }) => {
+                    self.get_tail_after_head(&path, tail).await?
+                }
                 // An empty value has no suffix to ask for: fetch it whole.
                 Err(_) => self.inner.get(&path).await?,
                 Ok(result) => result,
@@ -292,6 +296,29 @@ impl RemoteStore {
             e_tag,
             fetched: Mutex::new(Vec::new()),
         }))
+    }
+
+    /// The last `tail` bytes of the value at `path` on a server that takes no suffix ranges
+    /// (object_store asks Azure for none): its length from a HEAD, then that range of the same
+    /// version; the whole value when it is no longer, or was replaced in between.
+    async fn get_tail_after_head(
+        &self,
+        path: &ObjectPath,
+        tail: u64,
+    ) -> object_store::Result<GetResult> {
+        let meta = self.inner.head(path).await?;
+        if meta.size <= tail {
+            return self.inner.get(path).await;
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(meta.size - tail..meta.size)),
+            if_match: meta.e_tag,
+            ..Default::default()
+        };
+        match self.inner.get_opts(path, options).await {
+            Err(object_store::Error::Precondition { .. }) => self.inner.get(path).await,
+            got => got,
+        }
     }
 
     /// `Ok(None)` for a failed request that says the key is missing; an error when the bucket

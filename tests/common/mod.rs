@@ -233,3 +233,26 @@ pub fn writers_sharing_chunks_lose_nothing(
         );
     }
 }
+
+/// Opens `key` of `store` (holding `old`) reading its last 16 bytes first, has `replace` put
+/// another value there, and reads the value's first bytes: an error saying it changed
+/// (`true`), or the old value's bytes (`false`, where the first request fetched it whole);
+/// never the new value's bytes read as the old one's.
+pub fn replaced_value_is_not_mixed(
+    store: &StoreHandle,
+    key: &str,
+    old: &[u8],
+    replace: impl FnOnce(),
+) -> bool {
+    let value = store.open_value_tail(key, 16).unwrap().expect("the value");
+    replace();
+    let mut head = vec![0u8; 64];
+    match value.read_exact_at(0, &mut head) {
+        Err(Error::Changed(m)) => {
+            assert!(m.contains(key), "{m}");
+            true
+        }
+        Ok(()) if head == old[..64] => false,
+        other => panic!("a value replaced between its parts gave {other:?}, {head:?}"),
+    }
+}
