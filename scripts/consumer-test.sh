@@ -2,11 +2,14 @@
 # Installs libzarr with CMake into a fresh prefix and builds tests/consumer/app.c against the
 # installed tree four ways, running each program without LD_LIBRARY_PATH: the CMake package
 # (Zarr::zarr, then Zarr::zarr_static), pkg-config with the shared library (RPATH from the
-# .pc's libdir) and pkg-config with the static one. Checks what each program links (NEEDED),
-# the installed files, and that the shared library exports zarr_* functions alone.
-# Also runs the installed `zarr` tool, and builds libzarr as a subproject (add_subdirectory) of tests/consumer/subproject, which
-# must build no libzarr tests. Needs cmake (scripts/test.sh puts its own first on the PATH),
-# pkg-config and a C compiler.
+# .pc's libdir) and pkg-config with the static one; then tests/consumer/codecs.c with the
+# system's codec libraries, against the static and the shared library. Checks what each
+# program links (NEEDED), the installed files, and that the shared and static libraries
+# define zarr_* functions alone. Also runs the installed `zarr` tool, and builds libzarr as a
+# subproject (add_subdirectory) of tests/consumer/subproject, which must build no libzarr
+# tests. Needs cmake (scripts/test.sh puts its own first on the PATH), pkg-config, a C
+# compiler and the development files of zlib, zstd, lz4, bzip2, liblzma and c-blosc
+# (scripts/test.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,6 +32,11 @@ done
 others=$(nm -D --defined-only "$prefix/lib/libzarr.so.0.1.0" | awk '$3 !~ /^zarr_/ { print $3 }')
 [ -z "$others" ] || { echo "libzarr.so exports more than zarr_*: $others" >&2; exit 1; }
 echo "exports: $(nm -D --defined-only "$prefix/lib/libzarr.so.0.1.0" | grep -c ' zarr_') zarr_* functions, nothing else"
+# So does the static library (CMakeLists.txt makes every other symbol local).
+others=$(readelf -sW "$prefix/lib/libzarr.a" \
+  | awk '($5 == "GLOBAL" || $5 == "WEAK") && $7 != "UND" && $8 !~ /^zarr_/ { print $8 }')
+[ -z "$others" ] || { echo "libzarr.a defines more than zarr_*: $(echo $others | head -c 2000)" >&2; exit 1; }
+echo "libzarr.a: $(readelf -sW "$prefix/lib/libzarr.a" | awk '$5 == "GLOBAL" && $7 != "UND"' | grep -c ' zarr_') zarr_* functions, nothing else"
 version=$(env -u LD_LIBRARY_PATH "$prefix/bin/zarr" --version)
 echo "installed tool: $version"
 [ "$version" = "zarr $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)" ]
@@ -62,6 +70,17 @@ cc -std=c11 -Wall -Wextra -Werror tests/consumer/app.c $(pc --cflags zarr) \
   -Wl,-Bstatic $(pc --libs zarr) -Wl,-Bdynamic $(pc --libs --static zarr | sed 's/-lzarr//') \
   -o "$work/pc-static"
 check "pkg-config, static" "$work/pc-static" no
+
+# With the system's codec libraries linked after libzarr, the program gets those and libzarr
+# keeps its own (tests/consumer/codecs.c), statically and dynamically.
+system_codecs="-lz -lzstd -llz4 -lbz2 -llzma -lblosc"
+cc -std=c11 -Wall -Wextra -Werror -fPIE -pie tests/consumer/codecs.c $(pc --cflags zarr) \
+  -Wl,-Bstatic $(pc --libs zarr) -Wl,-Bdynamic $system_codecs \
+  $(pc --libs --static zarr | sed 's/-lzarr//') -o "$work/codecs-static"
+check "system codecs, static" "$work/codecs-static" no
+cc -std=c11 -Wall -Wextra -Werror -fPIE -pie tests/consumer/codecs.c $(pc --cflags --libs zarr) \
+  $system_codecs -ldl -Wl,-rpath,"$libdir" -o "$work/codecs-shared"
+check "system codecs, shared" "$work/codecs-shared" yes
 
 quiet cmake -S tests/consumer/subproject -B "$work/subproject" -DLIBZARR_DIR="$root"
 quiet cmake --build "$work/subproject"

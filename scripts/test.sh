@@ -35,9 +35,11 @@ cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
 
 echo "== Install, and programs built against the installed tree (CMake package, pkg-config)"
-if ! command -v pkg-config >/dev/null; then
-  apt-get install -y -qq pkgconf >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq pkgconf; } >/dev/null
+consumer_packages="pkgconf zlib1g-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev libblosc-dev"
+# shellcheck disable=SC2086 # the package list is split on purpose
+if ! dpkg -s $consumer_packages >/dev/null 2>&1; then
+  apt-get install -y -qq $consumer_packages >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq $consumer_packages; } >/dev/null
 fi
 scripts/consumer-test.sh
 
