@@ -69,6 +69,12 @@ static void check_inspection(zarr_array *a, const struct dtype_case *c, const un
     CHECK_OK(zarr_array_dtype(a, &kind, &itemsize));
     CHECK_U64_EQ(kind, c->kind);
     CHECK_U64_EQ(itemsize, c->itemsize);
+    /* The check a typed binding makes: the array's own type passes, any other is refused
+     * naming the stored type. */
+    CHECK_OK(zarr_array_check_dtype(a, c->kind, c->itemsize));
+    CHECK_STATUS(zarr_array_check_dtype(a, c->kind, c->itemsize + 1), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(zarr_last_error(), c->typestr) != NULL);
+    CHECK_STATUS(zarr_array_check_dtype(a, c->kind % 12 + 1, c->itemsize), ZARR_ERR_INVALID_ARGUMENT);
     if (CHECK_OK(zarr_array_dtype_string(a, &typestr))) CHECK_STR_EQ(typestr, c->typestr);
     zarr_string_free(typestr);
     memset(got_fill, 0xAB, sizeof got_fill);

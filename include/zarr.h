@@ -762,6 +762,16 @@ zarr_status zarr_array_dtype(const zarr_array *array,
                              size_t *out_itemsize);
 
 /**
+ * Checks that the array's values are of `kind` (`ZARR_DTYPE_*`) and `itemsize` bytes, as a
+ * caller's buffer type is (a binding's typed read or write calls it first):
+ * `ZARR_ERR_INVALID_ARGUMENT` naming the array's type and the buffer's when they differ.
+ *
+ * # Safety
+ * `array` must be a live handle.
+ */
+zarr_status zarr_array_check_dtype(const zarr_array *array, zarr_dtype_kind kind, size_t itemsize);
+
+/**
  * The NumPy type string as stored, e.g. `"<f8"` or `"<M8[10s]"` (for a structured type, its
  * JSON list of fields); free it with `zarr_string_free`. A v3 array whose filters (array→array
  * codecs other than `transpose`) change its values before `bytes` names the native order: the

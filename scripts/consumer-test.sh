@@ -3,12 +3,13 @@
 # installed tree four ways, running each program without LD_LIBRARY_PATH: the CMake package
 # (Zarr::zarr, then Zarr::zarr_static), pkg-config with the shared library (RPATH from the
 # .pc's libdir) and pkg-config with the static one; then tests/consumer/codecs.c with the
-# system's codec libraries, against the static and the shared library. Checks what each
+# system's codec libraries, against the static and the shared library; then the Fortran
+# program tests/consumer/fortran/app.f90, with the CMake package and by hand. Checks what each
 # program links (NEEDED), the installed files, and that the shared and static libraries
 # define zarr_* functions alone. Also runs the installed `zarr` tool, and builds libzarr as a
 # subproject (add_subdirectory) of tests/consumer/subproject, which must build no libzarr
 # tests. Needs cmake (scripts/test.sh puts its own first on the PATH), pkg-config, a C
-# compiler and the development files of zlib, zstd, lz4, bzip2, liblzma and c-blosc
+# compiler, gfortran and the development files of zlib, zstd, lz4, bzip2, liblzma and c-blosc
 # (scripts/test.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,8 @@ quiet cmake -S . -B "$work/libzarr" -DCMAKE_BUILD_TYPE=Release -DZARR_BUILD_TEST
 quiet cmake --build "$work/libzarr"
 quiet cmake --install "$work/libzarr" --prefix "$work/prefix"
 prefix=$work/prefix
-for file in include/zarr.h include/zarr.hpp share/doc/zarr/LICENSE; do
+for file in include/zarr.h include/zarr.hpp include/zarr.mod lib/libzarr_fortran.a \
+  share/doc/zarr/LICENSE; do
   [ -f "$prefix/$file" ] || { echo "the install lacks $file" >&2; exit 1; }
 done
 # The shared library exports the C API alone (build.rs hides what dependencies export).
@@ -81,6 +83,14 @@ check "system codecs, static" "$work/codecs-static" no
 cc -std=c11 -Wall -Wextra -Werror -fPIE -pie tests/consumer/codecs.c $(pc --cflags --libs zarr) \
   $system_codecs -ldl -Wl,-rpath,"$libdir" -o "$work/codecs-shared"
 check "system codecs, shared" "$work/codecs-shared" yes
+
+# Fortran: the CMake package's component, and gfortran by hand (the module is in include/).
+quiet cmake -S tests/consumer/fortran -B "$work/fortran" -DCMAKE_PREFIX_PATH="$prefix"
+quiet cmake --build "$work/fortran"
+check "CMake package, Fortran" "$work/fortran/app" yes
+gfortran -Wall -Werror tests/consumer/fortran/app.f90 -I"$prefix/include" -L"$libdir" \
+  -lzarr_fortran -lzarr -Wl,-rpath,"$libdir" -o "$work/fortran-by-hand"
+check "gfortran by hand" "$work/fortran-by-hand" yes
 
 quiet cmake -S tests/consumer/subproject -B "$work/subproject" -DLIBZARR_DIR="$root"
 quiet cmake --build "$work/subproject"

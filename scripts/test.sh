@@ -25,22 +25,22 @@ cargo test --release
 echo "== C tests (CMake/CTest)"
 venv tools tests/requirements-tools.txt
 export PATH="$root/.venv/tools/bin:$PATH"
-# libfiu for the fault injection test (c-tests/fault/): its control API and POSIX preload library.
-if [ ! -e /usr/include/fiu-control.h ] || [ ! -e /usr/lib/fiu/fiu_posix_preload.so ]; then
-  apt-get install -y -qq fiu-utils libfiu-dev >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq fiu-utils libfiu-dev; } >/dev/null
+# What the C side needs from Debian: libfiu for the fault injection test (c-tests/fault/: its
+# control API and POSIX preload library), gfortran for the Fortran module, and for the
+# programs built against the installed tree pkg-config and the system's codec libraries.
+c_packages="fiu-utils libfiu-dev gfortran pkgconf zlib1g-dev libzstd-dev liblz4-dev libbz2-dev
+  liblzma-dev libblosc-dev"
+# shellcheck disable=SC2086 # the package list is split on purpose
+if ! dpkg -s $c_packages >/dev/null 2>&1; then
+  apt-get install -y -qq $c_packages >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq $c_packages; } >/dev/null
 fi
-cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON
+python3 scripts/generate-fortran.py --check # the committed Fortran module is up to date
+cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
 
 echo "== Install, and programs built against the installed tree (CMake package, pkg-config)"
-consumer_packages="pkgconf zlib1g-dev libzstd-dev liblz4-dev libbz2-dev liblzma-dev libblosc-dev"
-# shellcheck disable=SC2086 # the package list is split on purpose
-if ! dpkg -s $consumer_packages >/dev/null 2>&1; then
-  apt-get install -y -qq $consumer_packages >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq $consumer_packages; } >/dev/null
-fi
 scripts/consumer-test.sh
 
 echo "== C tests under AddressSanitizer/UBSan and valgrind"

@@ -85,6 +85,54 @@ pub unsafe extern "C" fn zarr_array_dtype(
     })
 }
 
+/// The names of the kinds, for messages.
+fn kind_name(kind: zarr_dtype_kind) -> &'static str {
+    match kind {
+        ZARR_DTYPE_BOOL => "boolean",
+        ZARR_DTYPE_INT => "signed integer",
+        ZARR_DTYPE_UINT => "unsigned integer",
+        ZARR_DTYPE_FLOAT => "float",
+        ZARR_DTYPE_COMPLEX => "complex",
+        ZARR_DTYPE_BYTES => "byte string",
+        ZARR_DTYPE_UNICODE => "unicode",
+        ZARR_DTYPE_RAW => "raw",
+        ZARR_DTYPE_DATETIME => "datetime",
+        ZARR_DTYPE_TIMEDELTA => "timedelta",
+        ZARR_DTYPE_STRUCTURED => "structured",
+        ZARR_DTYPE_OBJECT => "object",
+        _ => "unknown kind",
+    }
+}
+
+/// Checks that the array's values are of `kind` (`ZARR_DTYPE_*`) and `itemsize` bytes, as a
+/// caller's buffer type is (a binding's typed read or write calls it first):
+/// `ZARR_ERR_INVALID_ARGUMENT` naming the array's type and the buffer's when they differ.
+///
+/// # Safety
+/// `array` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_check_dtype(
+    array: *const zarr_array,
+    kind: zarr_dtype_kind,
+    itemsize: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let dtype = &array.metadata().dtype;
+        if kind_code(dtype) == kind && dtype.size == itemsize {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "array {:?} holds {} values of {} bytes ({}); the buffer holds {} values of {itemsize} bytes",
+            array.path(),
+            kind_name(kind_code(dtype)),
+            dtype.size,
+            dtype.typestr(),
+            kind_name(kind),
+        )))
+    })
+}
+
 /// The NumPy type string as stored, e.g. `"<f8"` or `"<M8[10s]"` (for a structured type, its
 /// JSON list of fields); free it with `zarr_string_free`. A v3 array whose filters (array→array
 /// codecs other than `transpose`) change its values before `bytes` names the native order: the
