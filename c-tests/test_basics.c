@@ -234,8 +234,41 @@ static void test_string_outputs(void) {
     CHECK_OK(zarr_store_close(s));
 }
 
+/* The feature query: the JSON lists, and single features by KIND:NAME. */
+static void test_features(void) {
+    char *json = NULL;
+    if (CHECK_OK(zarr_features(&json))) {
+        CHECK(strstr(json, "\"zarr_formats\":[2,3]") != NULL);
+        CHECK(strstr(json, "\"sharding_indexed\"") != NULL);
+        CHECK(strstr(json, "\"s3\"") != NULL);
+        zarr_string_free(json);
+    }
+    static const char *present[] = {"zarr_format:3", "store:zip", "compressor:zstd",
+                                    "blosc_compressor:lz4hc", "filter:delta",
+                                    "object_codec:vlen-utf8", "codec:numcodecs.bz2"};
+    static const char *absent[] = {"zarr_format:1", "store:ftp", "compressor:snappy",
+                                   "codec:zfp"};
+    bool has = false;
+    for (size_t i = 0; i < ARRAY_LEN(present); i++) {
+        CHECK_CTX("%s", present[i]);
+        CHECK(CHECK_OK(zarr_has_feature(present[i], &has)) && has);
+    }
+    for (size_t i = 0; i < ARRAY_LEN(absent); i++) {
+        CHECK_CTX("%s", absent[i]);
+        CHECK(CHECK_OK(zarr_has_feature(absent[i], &has)) && !has);
+    }
+    CHECK_CTX_CLEAR();
+    CHECK_STATUS(zarr_has_feature("zstd", &has), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(zarr_last_error(), "KIND:NAME") != NULL);
+    CHECK_STATUS(zarr_has_feature("colour:red", &has), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(zarr_has_feature(NULL, &has), ZARR_ERR_NULL_POINTER);
+    CHECK_STATUS(zarr_has_feature("store:s3", NULL), ZARR_ERR_NULL_POINTER);
+    CHECK_STATUS(zarr_features(NULL), ZARR_ERR_NULL_POINTER);
+}
+
 int main(void) {
     test_version();
+    test_features();
     test_status_names();
     test_last_error();
     test_free_and_close_null();

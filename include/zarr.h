@@ -404,6 +404,8 @@ typedef struct {
  */
 #define ZARR_OPEN_IGNORE_CONSOLIDATED 16
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -427,6 +429,30 @@ uint32_t zarr_version_number(void);
  * least the header's. `ZARR_OK`, or `ZARR_ERR_UNSUPPORTED` naming both versions.
  */
 zarr_status zarr_check_version(uint32_t header_version);
+
+/**
+ * The features of this build as a JSON object (free it with `zarr_string_free`): `version`,
+ * `zarr_formats` (`[2, 3]`), `stores` (`"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`,
+ * `"gcs"`, `"http"`), `compressors` and `filters` (Zarr v2's numcodecs ids),
+ * `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs`
+ * (Zarr v3 codec names, `numcodecs.*` included).
+ *
+ * # Safety
+ * `out_json` must be writable.
+ */
+zarr_status zarr_features(char **out_json);
+
+/**
+ * Whether this build has the feature `name`, written `KIND:NAME` with the singular of a list
+ * of `zarr_features`: `"zarr_format:3"`, `"store:s3"`, `"compressor:zstd"`,
+ * `"blosc_compressor:lz4"`, `"filter:delta"`, `"object_codec:vlen-utf8"`,
+ * `"codec:sharding_indexed"`. An unknown kind is `ZARR_ERR_INVALID_ARGUMENT` listing the
+ * kinds (never a silent false).
+ *
+ * # Safety
+ * `name` must be a NUL-terminated string and `out_has` writable.
+ */
+zarr_status zarr_has_feature(const char *name, bool *out_has);
 
 /**
  * A human-readable description of the last failure on the calling thread, naming what

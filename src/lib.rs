@@ -12,6 +12,7 @@ pub mod consolidated;
 pub mod copy;
 pub mod dtype;
 pub mod error;
+pub mod features;
 pub mod ffi;
 pub mod group;
 mod group_info;

@@ -234,9 +234,16 @@ fn create_copy_move_remove_and_consolidate_change_the_hierarchy() {
     assert!(err.contains("extra"), "{err}");
     let (code, out, _) = zarr(&["version"]);
     assert!(
-        code == 0 && out.starts_with(&format!("zarr {} ", env!("CARGO_PKG_VERSION"))),
+        code == 0
+            && out.starts_with(&format!("zarr {} ", env!("CARGO_PKG_VERSION")))
+            && out.contains("\nzarr formats: 2, 3\n")
+            && out.contains("\nstores: directory, zip, memory, s3, azure, gcs, http\n")
+            && out.contains("sharding_indexed"),
         "{out}"
     );
+    let (code, out, _) = zarr(&["version", "--json"]);
+    let features: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(code == 0 && features["compressors"][0] == "zlib", "{out}");
     std::fs::remove_dir_all(&src).unwrap();
     std::fs::remove_dir_all(&dst).unwrap();
 }

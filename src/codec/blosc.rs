@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use std::ffi::CStr;
 
 /// The compressors built into blosc-src, by their numcodecs `cname`.
-const COMPRESSORS: [(&str, &CStr); 5] = [
+pub(crate) const COMPRESSORS: [(&str, &CStr); 5] = [
     ("blosclz", c"blosclz"),
     ("lz4", c"lz4"),
     ("lz4hc", c"lz4hc"),

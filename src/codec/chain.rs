@@ -154,8 +154,6 @@ enum Kind {
     BytesToBytes,
 }
 
-/// numcodecs ids of the compressors zarr-python 3 wraps as `numcodecs.*` bytes→bytes codecs.
-const NUMCODECS_COMPRESSORS: [&str; 7] = ["zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma"];
 /// numcodecs ids of the byte filters zarr-python 3 wraps as bytes→bytes codecs.
 const NUMCODECS_BYTE_FILTERS: [&str; 6] = [
     "shuffle",
@@ -186,21 +184,47 @@ const ELEMENT_WISE_FILTERS: [&str; 6] = [
     "cast_value",
 ];
 
+/// The v3 codecs by name, besides the `numcodecs.*` ones.
+const V3_CODECS: [(&str, Kind); 13] = [
+    ("transpose", Kind::ArrayToArray),
+    ("bitround", Kind::ArrayToArray),
+    ("scale_offset", Kind::ArrayToArray),
+    ("cast_value", Kind::ArrayToArray),
+    ("bytes", Kind::ArrayToBytes),
+    ("packbits", Kind::ArrayToBytes),
+    ("vlen-utf8", Kind::ArrayToBytes),
+    ("vlen-bytes", Kind::ArrayToBytes),
+    ("sharding_indexed", Kind::ArrayToBytes),
+    ("gzip", Kind::BytesToBytes),
+    ("zstd", Kind::BytesToBytes),
+    ("blosc", Kind::BytesToBytes),
+    ("crc32c", Kind::BytesToBytes),
+];
+
 fn kind_of(name: &str) -> Option<Kind> {
-    let numcodecs = name.strip_prefix("numcodecs.");
-    match name {
-        "transpose" | "bitround" | "scale_offset" | "cast_value" => Some(Kind::ArrayToArray),
-        "bytes" | "packbits" | "vlen-utf8" | "vlen-bytes" | "sharding_indexed" => {
-            Some(Kind::ArrayToBytes)
-        }
-        "gzip" | "zstd" | "blosc" | "crc32c" => Some(Kind::BytesToBytes),
-        _ => match numcodecs {
-            Some(id) if NUMCODECS_ARRAY_FILTERS.contains(&id) => Some(Kind::ArrayToArray),
-            Some(id) if NUMCODECS_COMPRESSORS.contains(&id) => Some(Kind::BytesToBytes),
-            Some(id) if NUMCODECS_BYTE_FILTERS.contains(&id) => Some(Kind::BytesToBytes),
-            _ => None,
-        },
+    if let Some(&(_, kind)) = V3_CODECS.iter().find(|(known, _)| *known == name) {
+        return Some(kind);
     }
+    match name.strip_prefix("numcodecs.")? {
+        id if NUMCODECS_ARRAY_FILTERS.contains(&id) => Some(Kind::ArrayToArray),
+        id if super::COMPRESSOR_IDS.contains(&id) => Some(Kind::BytesToBytes),
+        id if NUMCODECS_BYTE_FILTERS.contains(&id) => Some(Kind::BytesToBytes),
+        _ => None,
+    }
+}
+
+/// The names of the v3 codecs a chain may hold, `numcodecs.*` included.
+pub fn v3_codec_names() -> Vec<String> {
+    let numcodecs = NUMCODECS_ARRAY_FILTERS
+        .iter()
+        .chain(&super::COMPRESSOR_IDS)
+        .chain(&NUMCODECS_BYTE_FILTERS)
+        .map(|id| format!("numcodecs.{id}"));
+    V3_CODECS
+        .iter()
+        .map(|(name, _)| name.to_string())
+        .chain(numcodecs)
+        .collect()
 }
 
 /// Builds a v3 chain codec by codec.
@@ -561,7 +585,7 @@ impl<'a> Builder<'a> {
                 numcodecs_config.insert("id".into(), json!(id));
                 let config = Value::Object(numcodecs_config);
                 // zarr-python hands these codecs bytes: blosc's default typesize is 1.
-                let step = if NUMCODECS_COMPRESSORS.contains(&id) {
+                let step = if super::COMPRESSOR_IDS.contains(&id) {
                     Step::Codec(super::compressor_from_config(
                         &config,
                         CodecContext { item_size: 1 },

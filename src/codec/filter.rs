@@ -41,6 +41,23 @@ pub fn filter_from_config(config: &Value, array_dtype: &DataType) -> Result<Box<
     build(config, &ElemType::of_array(array_dtype)).map(|(filter, _)| filter)
 }
 
+/// The numcodecs ids of the filters [`build`] builds.
+pub const FILTER_IDS: [&str; 13] = [
+    "delta",
+    "fixedscaleoffset",
+    "quantize",
+    "bitround",
+    "packbits",
+    "categorize",
+    "astype",
+    "shuffle",
+    "crc32",
+    "adler32",
+    "crc32c",
+    "fletcher32",
+    "jenkins_lookup3",
+];
+
 /// Builds a filter whose input is an array of `input` elements; also returns the element type
 /// of what it encodes to.
 pub(crate) fn build(config: &Value, input: &ElemType) -> Result<(Box<dyn Filter>, ElemType)> {

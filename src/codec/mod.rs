@@ -10,8 +10,9 @@
 use crate::error::{Error, Result};
 use serde_json::Value;
 
-pub use chain::{ChunkCodecs, ShardIndexCodecs, Sharding};
-pub use filter::{filter_from_config, Filter};
+pub(crate) use blosc::COMPRESSORS as BLOSC_COMPRESSORS;
+pub use chain::{v3_codec_names, ChunkCodecs, ShardIndexCodecs, Sharding};
+pub use filter::{filter_from_config, Filter, FILTER_IDS};
 pub use pipeline::{CodecPipeline, Step};
 
 mod bit_packing;
@@ -63,6 +64,9 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// allocating, stream codecs grow their buffer up to `max_len` and stop there.
     fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>>;
 }
+
+/// The numcodecs ids of the compressors [`compressor_from_config`] builds.
+pub const COMPRESSOR_IDS: [&str; 7] = ["zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma"];
 
 /// Builds a compressor from its `.zarray` configuration object. Unknown ids are
 /// [`Error::Unsupported`]; bad parameters are [`Error::InvalidMetadata`] naming the key.

@@ -15,7 +15,7 @@ pub mod v3;
 pub use byte_swap::ByteSwap;
 pub use fill_value::FillValue;
 pub use numpy_str::python_tuple;
-pub use object::ObjectCodec;
+pub use object::{ObjectCodec, OBJECT_CODEC_IDS};
 pub use structured::{select_fields, Field, FieldRanges};
 pub use time_unit::{TimeUnit, Unit};
 

@@ -30,6 +30,10 @@ pub enum ObjectCodec {
     MsgPack(Value),
 }
 
+/// The ids of the object codecs [`ObjectCodec::from_config`] recognises and reads.
+pub const OBJECT_CODEC_IDS: [&str; 5] =
+    ["vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2"];
+
 impl ObjectCodec {
     /// Recognises an object codec configuration; `None` for other filters.
     pub fn from_config(config: &Value) -> Result<Option<ObjectCodec>> {

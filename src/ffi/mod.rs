@@ -76,6 +76,40 @@ pub extern "C" fn zarr_check_version(header_version: u32) -> zarr_status {
     })
 }
 
+/// The features of this build as a JSON object (free it with `zarr_string_free`): `version`,
+/// `zarr_formats` (`[2, 3]`), `stores` (`"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`,
+/// `"gcs"`, `"http"`), `compressors` and `filters` (Zarr v2's numcodecs ids),
+/// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs`
+/// (Zarr v3 codec names, `numcodecs.*` included).
+///
+/// # Safety
+/// `out_json` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_features(out_json: *mut *mut c_char) -> zarr_status {
+    boundary::run(|| {
+        let out = boundary::out_arg(out_json, "out_json")?;
+        boundary::give_string(out, crate::features::features().to_string())
+    })
+}
+
+/// Whether this build has the feature `name`, written `KIND:NAME` with the singular of a list
+/// of `zarr_features`: `"zarr_format:3"`, `"store:s3"`, `"compressor:zstd"`,
+/// `"blosc_compressor:lz4"`, `"filter:delta"`, `"object_codec:vlen-utf8"`,
+/// `"codec:sharding_indexed"`. An unknown kind is `ZARR_ERR_INVALID_ARGUMENT` listing the
+/// kinds (never a silent false).
+///
+/// # Safety
+/// `name` must be a NUL-terminated string and `out_has` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_has_feature(name: *const c_char, out_has: *mut bool) -> zarr_status {
+    boundary::run(|| {
+        let name = boundary::str_arg(name, "name")?;
+        let out = boundary::out_arg(out_has, "out_has")?;
+        *out = crate::features::has_feature(name)?;
+        Ok(())
+    })
+}
+
 /// A human-readable description of the last failure on the calling thread, naming what
 /// failed (key, path, codec id or metadata field); `""` if nothing failed yet. Never NULL.
 /// The text is owned by the library and stays valid until this thread's next failing call.

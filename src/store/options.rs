@@ -28,6 +28,30 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Every back end.
+    pub const ALL: [Backend; 7] = [
+        Backend::Directory,
+        Backend::Zip,
+        Backend::Memory,
+        Backend::S3,
+        Backend::Azure,
+        Backend::Gcs,
+        Backend::Http,
+    ];
+
+    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"` or `"http"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Directory => "directory",
+            Backend::Zip => "zip",
+            Backend::Memory => "memory",
+            Backend::S3 => "s3",
+            Backend::Azure => "azure",
+            Backend::Gcs => "gcs",
+            Backend::Http => "http",
+        }
+    }
+
     /// How its locations look, for messages.
     pub fn schemes(self) -> &'static str {
         match self {

@@ -185,8 +185,34 @@ enum Command {
         #[command(flatten)]
         node: Node,
     },
-    /// The version of the tool (and of the library it is built with), and what it reads
-    Version,
+    /// The version of the tool (and of the library it is built with), and what it reads and
+    /// writes: Zarr formats, stores, compressors, filters and codecs
+    Version {
+        /// The features as JSON (as zarr_features gives them)
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `zarr version`: the version line, then one line per list of [`zarr::features::features`]
+/// (`--json`: the object itself).
+fn version(json: bool) -> String {
+    let features = zarr::features::features();
+    if json {
+        return features.to_string();
+    }
+    let mut lines = vec![format!("zarr {} (libzarr)", env!("CARGO_PKG_VERSION"))];
+    for (list, values) in features.as_object().into_iter().flatten() {
+        let Some(values) = values.as_array() else {
+            continue;
+        };
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect();
+        lines.push(format!("{}: {}", list.replace('_', " "), values.join(", ")));
+    }
+    lines.join("\n")
 }
 
 fn main() -> ExitCode {
@@ -222,11 +248,7 @@ fn main() -> ExitCode {
         Command::Rm { node } => edit::rm(&node),
         Command::Mv { node, to } => edit::mv(&node, &to),
         Command::Consolidate { node } => edit::consolidate(&node),
-        Command::Version => Ok(format!(
-            "zarr {} (libzarr; Zarr v2 and v3; stores: directories, zip files, s3://, az://, \
-             gs://, http(s)://)",
-            env!("CARGO_PKG_VERSION")
-        )),
+        Command::Version { json } => Ok(version(json)),
     };
     match result {
         Ok(text) => {

@@ -1,0 +1,129 @@
+//! What this build of libzarr reads and writes (`zarr_features`, `zarr_has_feature`, `zarr
+//! version`): Zarr formats, stores, codecs, filters and object codecs, listed from the tables
+//! the engine itself dispatches on.
+
+use crate::codec::{v3_codec_names, BLOSC_COMPRESSORS, COMPRESSOR_IDS, FILTER_IDS};
+use crate::dtype::OBJECT_CODEC_IDS;
+use crate::error::{Error, Result};
+use crate::store::Backend;
+use serde_json::{json, Value};
+
+/// The kinds of feature and the member of [`features`] listing each.
+const KINDS: [(&str, &str); 7] = [
+    ("zarr_format", "zarr_formats"),
+    ("store", "stores"),
+    ("compressor", "compressors"),
+    ("blosc_compressor", "blosc_compressors"),
+    ("filter", "filters"),
+    ("object_codec", "object_codecs"),
+    ("codec", "codecs"),
+];
+
+/// The features as a JSON object: `version`, `zarr_formats` (2, 3), `stores` (the kinds of
+/// location `zarr_store_open` takes), `compressors` and `filters` (numcodecs ids of Zarr v2),
+/// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs` (the
+/// names of Zarr v3 codecs, `numcodecs.*` included).
+pub fn features() -> Value {
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "zarr_formats": [2, 3],
+        "stores": Backend::ALL.map(Backend::name),
+        "compressors": COMPRESSOR_IDS,
+        "blosc_compressors": BLOSC_COMPRESSORS.map(|(cname, _)| cname),
+        "filters": FILTER_IDS,
+        "object_codecs": OBJECT_CODEC_IDS,
+        "codecs": v3_codec_names(),
+    })
+}
+
+/// Whether this build has the feature `name`, written `KIND:NAME` (`"codec:sharding_indexed"`,
+/// `"store:s3"`, `"zarr_format:3"`; the kinds are the singulars of [`features`]' lists). An
+/// unknown kind, or a name without one, is [`Error::InvalidArgument`] listing the kinds.
+pub fn has_feature(name: &str) -> Result<bool> {
+    let kinds = || KINDS.map(|(kind, _)| kind).join(", ");
+    let (kind, value) = name.split_once(':').ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "feature {name:?} is not KIND:NAME (kinds: {})",
+            kinds()
+        ))
+    })?;
+    let (_, list) = KINDS
+        .iter()
+        .find(|(known, _)| *known == kind)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "feature {name:?}: no kind {kind:?} (kinds: {})",
+                kinds()
+            ))
+        })?;
+    let features = features();
+    let listed = features[list].as_array().into_iter().flatten();
+    Ok(listed
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        .any(|v| v == value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{compressor_from_config, filter_from_config, CodecContext};
+    use crate::dtype::{DataType, ObjectCodec};
+
+    /// Every listed v2 compressor, filter and object codec is one the engine builds (from its
+    /// id alone, or refused only for a missing parameter), and a name not listed is refused as
+    /// unsupported: the lists are the engine's.
+    #[test]
+    fn the_lists_are_what_the_engine_builds() {
+        let unsupported = |r: &Result<()>| matches!(r, Err(Error::Unsupported(_)));
+        let dtype = DataType::parse(&json!("<f4")).unwrap();
+        let compressor = |id: &str| {
+            compressor_from_config(&json!({ "id": id }), CodecContext { item_size: 4 }).map(drop)
+        };
+        let filter = |id: &str| filter_from_config(&json!({ "id": id }), &dtype).map(drop);
+        for id in COMPRESSOR_IDS {
+            assert!(compressor(id).is_ok(), "compressor {id}");
+        }
+        for id in FILTER_IDS {
+            assert!(!unsupported(&filter(id)), "filter {id}: {:?}", filter(id));
+        }
+        for id in OBJECT_CODEC_IDS {
+            let codec = ObjectCodec::from_config(&json!({ "id": id, "dtype": "<i4" }));
+            assert!(matches!(codec, Ok(Some(_))), "object codec {id}: {codec:?}");
+        }
+        assert!(unsupported(&compressor("snappy")));
+        assert!(unsupported(&filter("zfpy")));
+        assert!(ObjectCodec::from_config(&json!({"id": "pickle"})).is_err());
+    }
+
+    #[test]
+    fn has_feature_answers_from_the_lists_and_refuses_unknown_kinds() {
+        for name in [
+            "zarr_format:2",
+            "zarr_format:3",
+            "store:s3",
+            "store:zip",
+            "compressor:blosc",
+            "blosc_compressor:zstd",
+            "filter:delta",
+            "object_codec:vlen-utf8",
+            "codec:sharding_indexed",
+            "codec:numcodecs.zlib",
+        ] {
+            assert!(has_feature(name).unwrap(), "{name}");
+        }
+        for name in [
+            "zarr_format:4",
+            "store:ftp",
+            "compressor:snappy",
+            "codec:zfp",
+        ] {
+            assert!(!has_feature(name).unwrap(), "{name}");
+        }
+        for name in ["blosc", "colour:red", ""] {
+            match has_feature(name) {
+                Err(Error::InvalidArgument(m)) => assert!(m.contains("codec, "), "{m}"),
+                other => panic!("{name:?}: {other:?}"),
+            }
+        }
+    }
+}
