@@ -1,19 +1,35 @@
 //! The C ABI and nothing else: argument checks, handles, status codes, the last-error text and
 //! the panic boundary. No format logic lives here.
 
-mod array;
-mod boundary;
-mod copy;
-mod dtype;
-mod group;
-mod node;
-mod resize;
-mod selection;
+// The order of these modules is the order of the header's sections (cbindgen reads them in
+// this order; scripts/generate-header.sh titles the sections): the library and its errors,
+// stores, groups, arrays, reading and writing, resizing, selections, variable-length values,
+// data types, hierarchy operations, copies, tuning.
 mod status;
+
 mod store;
+
+mod group;
+
+mod array;
+
+mod resize;
+
+mod selection;
+
+mod vlen;
+
+mod dtype;
+
+mod node;
+
+mod copy;
+
+mod tuning;
+
+mod boundary;
 #[cfg(test)]
 mod tests;
-mod vlen;
 
 pub use array::*;
 pub use copy::*;
@@ -24,6 +40,7 @@ pub use resize::*;
 pub use selection::*;
 pub use status::*;
 pub use store::*;
+pub use tuning::*;
 pub use vlen::*;
 
 use std::ffi::{c_char, CString};

@@ -1,12 +1,11 @@
 //! Selections beyond plain boxes: strided boxes, orthogonal index lists, points, caller
-//! buffer strides; and the knobs of the parallel engine.
+//! buffer strides.
 
 use super::array::{array_arg, check_ndim, zarr_array};
-use super::boundary::{optional_slice_arg, out_arg, run, slice_arg, slice_out};
+use super::boundary::{optional_slice_arg, run, slice_arg, slice_out};
 use super::status::zarr_status;
 use crate::array::{box_selection, Array};
 use crate::error::{Error, Result};
-use crate::parallel;
 use crate::selection::DimSelection;
 use std::ffi::c_void;
 
@@ -250,63 +249,5 @@ pub unsafe extern "C" fn zarr_array_write_points(
             coords,
             slice_arg(data.cast::<u8>(), data_size, "data")?,
         )
-    })
-}
-
-/// Sets how many worker threads decode and encode chunks, for every later call in the
-/// process; 0 restores the default: the `ZARR_NUM_THREADS` environment variable if set,
-/// else the number of cores. A `ZARR_NUM_THREADS` that is not a number from 1 to 4096 is
-/// `ZARR_ERR_INVALID_ARGUMENT` naming it, from this call with 0 and from every call that
-/// needs the worker threads until a number is set here.
-#[no_mangle]
-pub extern "C" fn zarr_set_num_threads(threads: usize) -> zarr_status {
-    run(|| parallel::set_num_threads(threads))
-}
-
-/// The number of worker threads that decode and encode chunks.
-///
-/// # Safety
-/// `out_threads` must be writable.
-#[no_mangle]
-pub unsafe extern "C" fn zarr_num_threads(out_threads: *mut usize) -> zarr_status {
-    run(|| {
-        let out = out_arg(out_threads, "out_threads")?;
-        *out = parallel::num_threads()?;
-        Ok(())
-    })
-}
-
-/// Sets whether writes store chunks that hold only the fill value. Off by default, as in
-/// zarr-python 3: such chunks are erased from the store instead (they read back as the fill
-/// value). A chunk counts as empty when every element equals the fill value byte for byte
-/// (so `-0.0` under a `0.0` fill, or another NaN payload, is kept: nothing is lost). Arrays
-/// whose fill value is null always store every chunk. Applies to this handle.
-///
-/// # Safety
-/// `array` must be a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn zarr_array_set_write_empty_chunks(
-    array: *mut zarr_array,
-    write: bool,
-) -> zarr_status {
-    run(|| {
-        array_arg(array)?.set_write_empty_chunks(write);
-        Ok(())
-    })
-}
-
-/// Whether writes through this handle store chunks that hold only the fill value.
-///
-/// # Safety
-/// `array` must be a live handle and `out_write` writable.
-#[no_mangle]
-pub unsafe extern "C" fn zarr_array_write_empty_chunks(
-    array: *const zarr_array,
-    out_write: *mut bool,
-) -> zarr_status {
-    run(|| {
-        let write = array_arg(array)?.write_empty_chunks();
-        *out_arg(out_write, "out_write")? = write;
-        Ok(())
     })
 }
