@@ -409,3 +409,119 @@ fn editing_commands_refuse_bad_input_naming_it() {
     std::fs::remove_dir_all(&location).unwrap();
     let _ = std::fs::remove_dir_all(&other);
 }
+
+#[test]
+fn dump_prints_every_node_with_its_metadata_and_values() {
+    let location = store("dump");
+    let (code, out, err) = zarr(&["dump", &location, "--data"]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "group \"/\" (zarr v2) {",
+        "  group \"measurements\" (zarr v2) {",
+        "    attributes {\"site\":\"demo\"}",
+        "    array \"temperature\" (zarr v2) {",
+        "      compressor          {\"checksum\":false,\"id\":\"zstd\",\"level\":1}",
+        "      shape               [4,6]",
+        "        0 0 0 NaN NaN NaN",
+        "        NaN NaN NaN NaN NaN NaN",
+        "    array \"counts\" (zarr v3) {",
+        "      data_type            \"int32\"",
+    ] {
+        assert!(out.lines().any(|l| l == line), "no line {line:?} in\n{out}");
+    }
+    // Without --data no values; one array alone; JSON that parses, values included.
+    let (_, header, _) = zarr(&["dump", &location]);
+    assert!(
+        !header.contains("data:") && header.contains("temperature"),
+        "{header}"
+    );
+    let (code, one, _) = zarr(&["dump", &location, "v3/counts", "--data"]);
+    assert!(code == 0 && one.starts_with("array \"counts\""), "{one}");
+    let (code, out, err) = zarr(&["dump", &location, "--data", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let dump: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let temperature = &dump["members"][0]["members"][0];
+    assert_eq!(temperature["metadata"]["shape"], serde_json::json!([4, 6]));
+    assert_eq!(temperature["data"][0][0], 0.0);
+    assert_eq!(temperature["data"][3][5], "NaN");
+    assert_eq!(dump["members"][1]["members"][0]["data"][9], 0);
+    let (code, _, err) = zarr(&["dump", &location, "missing"]);
+    assert!(code == 1 && err.contains("\"missing\""), "{err}");
+    std::fs::remove_dir_all(&location).unwrap();
+}
+
+#[test]
+fn diff_reports_what_differs_and_exits_as_diff_does() {
+    let (left, right) = (store("diff-left"), store("diff-right"));
+    let (code, out, err) = zarr(&["diff", &left, &right]);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    // Change one value, an attribute and the codecs; add an array.
+    let store = StoreHandle::open(&right, OpenMode::Write).unwrap();
+    let counts = Array::open(store.clone(), "v3/counts").unwrap();
+    counts
+        .write_region(&[7], &[1], &42i32.to_ne_bytes())
+        .unwrap();
+    Group::open(store.clone(), "measurements")
+        .unwrap()
+        .set_attributes(r#"{"site": "other"}"#)
+        .unwrap();
+    Array::create(
+        store.clone(),
+        "extra",
+        r#"{"shape": [1], "chunks": [1], "dtype": "|u1"}"#,
+    )
+    .unwrap();
+    let (code, out, err) = zarr(&["diff", &left, &right]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "extra: only in the second\n\
+         measurements: attributes \"site\": \"demo\" vs \"other\"\n\
+         v3/counts: values: 1 of 10 differ, the first at [7]: 0 vs 42\n"
+    );
+    let (code, out, _) = zarr(&["diff", &left, &right, "--path", "v3", "--json"]);
+    let found: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(code, 1);
+    assert_eq!(found[0]["path"], "counts");
+    // One array against another of the same store: metadata members compared.
+    let (code, out, _) = zarr(&[
+        "diff",
+        &left,
+        &left,
+        "--path",
+        "measurements/temperature",
+        "--right-path",
+        "v3/counts",
+    ]);
+    assert!(code == 1 && out.contains("/: Zarr v2 vs v3"), "{out}");
+    assert!(out.contains("values not compared"), "{out}");
+    let (code, _, err) = zarr(&["diff", &left, "/no/such/store"]);
+    assert!(code == 2 && err.contains("/no/such/store"), "{err}");
+    std::fs::remove_dir_all(&left).unwrap();
+    std::fs::remove_dir_all(&right).unwrap();
+}
+
+#[test]
+fn bench_times_every_array_below_a_node() {
+    let location = store("bench");
+    let (code, out, err) = zarr(&["bench", &location, "--repeat", "2", "--threads", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("measurements/temperature: 0.0 MB decoded"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("v3/counts: ") && lines[1].contains("MB/s decoded"),
+        "{out}"
+    );
+    let (code, out, _) = zarr(&["bench", &location, "v3/counts", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(code, 0);
+    assert_eq!(rows[0]["bytes_decoded"], 40);
+    assert!(rows[0]["best_seconds"].as_f64().unwrap() > 0.0);
+    let (code, _, err) = zarr(&["bench", &location, "--repeat", "0"]);
+    assert!(code == 2 && err.contains("--repeat"), "{err}");
+    std::fs::remove_dir_all(&location).unwrap();
+}

@@ -5,7 +5,10 @@
 //! status 1; usage errors exit with 2.
 
 mod attrs;
+mod bench;
 mod copy;
+mod diff;
+mod dump;
 mod edit;
 mod info;
 mod listing;
@@ -100,6 +103,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A node and everything below it, as ncdump prints a file: groups with their
+    /// attributes, arrays with their metadata and attributes, and with --data their values
+    Dump {
+        #[command(flatten)]
+        node: Node,
+        /// Print the arrays' values too (as zarr cat prints them)
+        #[arg(long)]
+        data: bool,
+        /// Print one JSON document instead of text
+        #[arg(long)]
+        json: bool,
+    },
     /// A group's members, one per line: kind, name, and for arrays shape and data type
     Ls {
         #[command(flatten)]
@@ -180,6 +195,13 @@ enum Command {
         #[arg(long)]
         to: String,
     },
+    /// The differences between two arrays or hierarchies (in any two stores): nodes on one
+    /// side only, kinds, formats, metadata members, attributes, and values (how many differ,
+    /// the first). Exit status 0 when they are the same, 1 when they differ, 2 on errors
+    Diff(diff::Args),
+    /// How fast libzarr reads the arrays at or below a node here: each read whole, --repeat
+    /// times; best and median times, decoded and stored MB/s, requests on remote stores
+    Bench(bench::Args),
     /// Write the store's consolidated metadata (.zmetadata, or the root zarr.json for v3)
     Consolidate {
         #[command(flatten)]
@@ -216,11 +238,35 @@ fn version(json: bool) -> String {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let command = Cli::parse().command;
+    // diff exits as diff(1) does: 1 when the nodes differ, 2 when it fails.
+    let failure = if matches!(command, Command::Diff(_)) {
+        2
+    } else {
+        1
+    };
+    match run(command) {
+        Ok((text, differ)) => {
+            if !text.is_empty() {
+                println!("{text}");
+            }
+            ExitCode::from(u8::from(differ))
+        }
+        Err(e) => {
+            eprintln!("zarr: {e}");
+            ExitCode::from(failure)
+        }
+    }
+}
+
+/// Runs a command: the text to print, and whether `diff` found differences.
+fn run(command: Command) -> Result<(String, bool)> {
+    let text = match command {
+        Command::Diff(args) => return diff::command(&args),
         Command::Info { node, json } => info::run(&node, json),
         Command::Tree { node, json } => listing::tree(&node, json),
         Command::Ls { node, json } => listing::ls(&node, json),
+        Command::Dump { node, data, json } => dump::run(&node, data, json),
         Command::Attrs { node, set, delete } => attrs::run(&node, &set, &delete),
         Command::Cat { node, select, json } => values::cat(&node, &select, json),
         Command::Create {
@@ -249,17 +295,7 @@ fn main() -> ExitCode {
         Command::Mv { node, to } => edit::mv(&node, &to),
         Command::Consolidate { node } => edit::consolidate(&node),
         Command::Version { json } => Ok(version(json)),
-    };
-    match result {
-        Ok(text) => {
-            if !text.is_empty() {
-                println!("{text}");
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("zarr: {e}");
-            ExitCode::FAILURE
-        }
-    }
+        Command::Bench(args) => bench::run(&args),
+    }?;
+    Ok((text, false))
 }

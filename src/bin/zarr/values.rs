@@ -9,16 +9,32 @@ use zarr::dtype::{DataType, DataTypeKind};
 use zarr::{Array, Error};
 
 /// Values read and printed at once (about; at least one row of the first dimension).
-const BLOCK_ELEMENTS: u64 = 1 << 20;
+pub const BLOCK_ELEMENTS: u64 = 1 << 20;
 
 /// One dimension of a selection: `start`, `count` elements `step` apart; `index`: selected
 /// by a single index, so left out of the printed shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Range {
+pub struct Range {
     start: u64,
     count: u64,
     step: u64,
     index: bool,
+}
+
+impl Range {
+    /// The box of `count` from `start`, every dimension printed.
+    pub fn boxed(start: &[u64], count: &[u64]) -> Vec<Range> {
+        start
+            .iter()
+            .zip(count)
+            .map(|(&start, &count)| Range {
+                start,
+                count,
+                step: 1,
+                index: false,
+            })
+            .collect()
+    }
 }
 
 /// Parses `select` (`"0:10, 5, ::2"`: per dimension `START:STOP[:STEP]` with parts left out
@@ -110,6 +126,27 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     let store = node.store(false)?;
     let array = Array::open(store, &zarr::path::normalize(&node.path)?)?;
     let ranges = parse_selection(select, &array.shape())?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write_selection(&mut out, &array, &ranges, json)?;
+    out.flush()?;
+    Ok(String::new())
+}
+
+/// Whether `cat` prints the values of `array` (not those of raw and structured types).
+pub fn printable(array: &Array) -> bool {
+    !matches!(
+        array.metadata().dtype.kind,
+        DataTypeKind::Raw | DataTypeKind::Structured(_)
+    )
+}
+
+/// Writes all the values of `array` to `out`, as `cat` prints them.
+pub fn write_all(out: &mut dyn Write, array: &Array, json: bool) -> Result<()> {
+    write_selection(out, array, &parse_selection("", &array.shape())?, json)
+}
+
+/// Writes the values of the selection `ranges` of `array` to `out`, block by block.
+fn write_selection(out: &mut dyn Write, array: &Array, ranges: &[Range], json: bool) -> Result<()> {
     let dtype = array.metadata().dtype.clone();
     let object = array.object_codec().is_some();
     if object && ranges.iter().any(|r| r.step != 1) {
@@ -122,13 +159,11 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
         .filter(|r| !r.index)
         .map(|r| r.count)
         .collect();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if ranges.is_empty() {
         // A 0-d array: one value.
-        let values = read_values(&array, &dtype, object, &[], json, &mut Vec::new())?;
+        let values = read_values(array, &dtype, object, &[], json, &mut Vec::new())?;
         writeln!(out, "{}", values[0])?;
-        out.flush()?;
-        return Ok(String::new());
+        return Ok(());
     }
     // Blocks of whole rows of the first dimension.
     let per_row = ranges[1..].iter().map(|r| r.count).product::<u64>() as usize;
@@ -141,10 +176,10 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     let (mut done, mut bytes) = (0, Vec::new());
     while done < total {
         let rows = rows_per_block.min(total - done);
-        let mut block = ranges.clone();
+        let mut block = ranges.to_vec();
         block[0].start = ranges[0].start + done * ranges[0].step;
         block[0].count = rows;
-        let values = read_values(&array, &dtype, object, &block, json, &mut bytes)?;
+        let values = read_values(array, &dtype, object, &block, json, &mut bytes)?;
         for r in 0..rows as usize {
             let row = &values[r * per_row..(r + 1) * per_row];
             let first = done == 0 && r == 0;
@@ -157,7 +192,7 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
                 if !first && row_shape.len() >= 2 {
                     writeln!(out)?; // a blank line between 2-D slabs
                 }
-                write_text(&mut out, row, &row_shape)?;
+                write_text(out, row, &row_shape)?;
             }
         }
         done += rows;
@@ -165,13 +200,12 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     if json {
         writeln!(out, "{}", if ranges[0].index { "" } else { "]" })?;
     }
-    out.flush()?;
-    Ok(String::new())
+    Ok(())
 }
 
 /// Reads the selection `ranges` (C order), each value as it is printed (`json`: a JSON
 /// token), through `bytes`, a buffer kept between blocks.
-fn read_values(
+pub fn read_values(
     array: &Array,
     dtype: &DataType,
     object: bool,
@@ -242,7 +276,7 @@ fn float_value(b: &[u8], json: bool) -> String {
 
 /// One element (native byte order) as printed (`json`: a JSON token). Date-times and time
 /// deltas are their counts of the type's unit.
-fn value(dtype: &DataType, item: &[u8], json: bool) -> Result<String> {
+pub fn value(dtype: &DataType, item: &[u8], json: bool) -> Result<String> {
     let bytes = |n: usize| -> [u8; 8] {
         let mut out = [0u8; 8];
         out[..n].copy_from_slice(&item[..n]);
@@ -312,7 +346,7 @@ fn nested_json(values: &[String], shape: &[u64]) -> String {
 
 /// `values` (C order, of `shape`) as lines of the innermost dimension, a blank line between
 /// 2-D slabs.
-fn write_text(out: &mut impl Write, values: &[String], shape: &[u64]) -> std::io::Result<()> {
+fn write_text(out: &mut dyn Write, values: &[String], shape: &[u64]) -> std::io::Result<()> {
     let line = shape.last().map_or(1, |&n| n as usize);
     if line == 0 {
         return Ok(());
