@@ -61,6 +61,7 @@ program test_fortran
   call check(zarr_put(cube, slab, start=[1, 1, 3]), "put a slab")
   call check(zarr_get(cube, c), "get c")
   if (any(c(:, :, 3) /= -c(:, :, 2))) call fail("the slab written is not c(:, :, 3)")
+  call check(zarr_close(cube), "close c")
 
   ! Attributes, of an array and of a group.
   call check(zarr_put_attrs(a, '{"units": "m", "scale": 2.5}'), "put attributes")
@@ -86,6 +87,7 @@ program test_fortran
   call check(zarr_close(a), "close x twice")
   call check(zarr_close(store), "close the store")
   call execute_command_line("rm -rf " // dir)
+  deallocate (got, json) ! main program variables are not freed at its end
   print "(A)", "ok the Fortran module reads and writes in Fortran order"
 
 contains

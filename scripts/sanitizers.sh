@@ -81,9 +81,14 @@ run_c_asan() {
   # allocator_may_return_null: libzarr asks for chunk buffers with try_reserve and reports a
   # failed allocation (test_errors asks for a 2^61-byte chunk and expects ZARR_ERR_TOO_LARGE);
   # by default ASan aborts on such a request instead of returning NULL as glibc does.
-  ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1:allocator_may_return_null=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build/asan --output-on-failure -E "$not_sanitized"
+  local asan=detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:allocator_may_return_null=1
+  ASAN_OPTIONS=$asan:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build/asan --output-on-failure -E "$not_sanitized|^test_fortran"
+  # The Fortran tests without strict_string_checks: libgfortran hands Fortran strings, which
+  # have no NUL, to strndup with their length (formatted I/O, execute_command_line), which is
+  # correct but what that check reports.
+  ASAN_OPTIONS=$asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build/asan --output-on-failure -R "^test_fortran"
 }
 
 # The fault injection test runs only in the plain CTest run: libfiu's LD_PRELOAD wrappers and
