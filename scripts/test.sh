@@ -43,6 +43,13 @@ ctest --test-dir build/cmake --output-on-failure
 echo "== Install, and programs built against the installed tree (CMake package, pkg-config)"
 scripts/consumer-test.sh
 
+echo "== R (the .Call demo in bindings/r, built with R CMD SHLIB)"
+if ! command -v Rscript >/dev/null; then
+  apt-get install -y -qq --no-install-recommends r-base-core >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends r-base-core; } >/dev/null
+fi
+scripts/r-test.sh
+
 echo "== C tests under AddressSanitizer/UBSan and valgrind"
 scripts/sanitizers.sh c-asan valgrind
 
