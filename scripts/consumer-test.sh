@@ -6,7 +6,8 @@
 # system's codec libraries, against the static and the shared library; then the Fortran
 # program tests/consumer/fortran/app.f90, with the CMake package and by hand. Checks what each
 # program links (NEEDED), the installed files, and that the shared and static libraries
-# define zarr_* functions alone. Also runs the installed `zarr` tool, and builds libzarr as a
+# define zarr_* functions alone. Also runs the installed `zarr` tool, loads the installed GDAL
+# plugin into gdalinfo, and builds libzarr as a
 # subproject (add_subdirectory) of tests/consumer/subproject, which must build no libzarr
 # tests. Needs cmake (scripts/test.sh puts its own first on the PATH), pkg-config, a C
 # compiler, gfortran and the development files of zlib, zstd, lz4, bzip2, liblzma and c-blosc
@@ -27,7 +28,7 @@ quiet cmake --build "$work/libzarr"
 quiet cmake --install "$work/libzarr" --prefix "$work/prefix"
 prefix=$work/prefix
 for file in include/zarr.h include/zarr.hpp include/zarr.mod lib/libzarr_fortran.a \
-  share/doc/zarr/LICENSE; do
+  lib/gdalplugins/gdal_LIBZARR.so share/doc/zarr/LICENSE; do
   [ -f "$prefix/$file" ] || { echo "the install lacks $file" >&2; exit 1; }
 done
 # The shared library exports the C API alone (build.rs hides what dependencies export).
@@ -39,6 +40,10 @@ others=$(readelf -sW "$prefix/lib/libzarr.a" \
   | awk '($5 == "GLOBAL" || $5 == "WEAK") && $7 != "UND" && $8 !~ /^zarr_/ { print $8 }')
 [ -z "$others" ] || { echo "libzarr.a defines more than zarr_*: $(echo $others | head -c 2000)" >&2; exit 1; }
 echo "libzarr.a: $(readelf -sW "$prefix/lib/libzarr.a" | awk '$5 == "GLOBAL" && $7 != "UND"' | grep -c ' zarr_') zarr_* functions, nothing else"
+# The installed GDAL plugin loads, and finds the installed libzarr through its RPATH.
+formats=$(env -u LD_LIBRARY_PATH GDAL_DRIVER_PATH="$prefix/lib/gdalplugins" gdalinfo --formats)
+grep -q "LIBZARR -raster-" <<<"$formats" || { echo "the installed GDAL plugin does not load" >&2; exit 1; }
+echo "GDAL plugin: $(grep LIBZARR <<<"$formats" | sed 's/^ *//')"
 version=$(env -u LD_LIBRARY_PATH "$prefix/bin/zarr" --version)
 echo "installed tool: $version"
 [ "$version" = "zarr $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)" ]

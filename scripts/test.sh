@@ -26,17 +26,19 @@ echo "== C tests (CMake/CTest)"
 venv tools tests/requirements-tools.txt
 export PATH="$root/.venv/tools/bin:$PATH"
 # What the C side needs from Debian: libfiu for the fault injection test (c-tests/fault/: its
-# control API and POSIX preload library), gfortran for the Fortran module, and for the
-# programs built against the installed tree pkg-config and the system's codec libraries.
-c_packages="fiu-utils libfiu-dev gfortran pkgconf zlib1g-dev libzstd-dev liblz4-dev libbz2-dev
-  liblzma-dev libblosc-dev"
+# control API and POSIX preload library), gfortran for the Fortran module, GDAL's development
+# files for the GDAL plugin, and for the programs built against the installed tree pkg-config
+# and the system's codec libraries.
+c_packages="fiu-utils libfiu-dev gfortran libgdal-dev gdal-bin pkgconf zlib1g-dev libzstd-dev liblz4-dev
+  libbz2-dev liblzma-dev libblosc-dev"
 # shellcheck disable=SC2086 # the package list is split on purpose
 if ! dpkg -s $c_packages >/dev/null 2>&1; then
-  apt-get install -y -qq $c_packages >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq $c_packages; } >/dev/null
+  apt-get install -y -qq --no-install-recommends $c_packages >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $c_packages; } >/dev/null
 fi
 python3 scripts/generate-fortran.py --check # the committed Fortran module is up to date
-cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON
+cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON \
+  -DZARR_REQUIRE_GDAL=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
 
@@ -53,6 +55,8 @@ scripts/r-test.sh
 echo "== C tests under AddressSanitizer/UBSan and valgrind"
 scripts/sanitizers.sh c-asan valgrind
 
+# The GDAL plugin CMake built, for tests/interop/test_gdal_plugin.py.
+export LIBZARR_GDAL_PLUGIN_DIR="$root/build/cmake/gdalplugins" LIBZARR_GDAL_REQUIRED=1
 for flavour in zarr2 zarr3; do
   echo "== Interoperability tests against $flavour"
   venv "$flavour" "tests/interop/requirements-$flavour.txt"
