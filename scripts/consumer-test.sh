@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs libzarr with CMake into a fresh prefix and builds tests/consumer/app.c against the
-# installed tree four ways, running each program without LD_LIBRARY_PATH: the CMake package
+# installed tree five ways, running each program without LD_LIBRARY_PATH: the CMake package
 # (Zarr::zarr, then Zarr::zarr_static), pkg-config with the shared library (RPATH from the
-# .pc's libdir) and pkg-config with the static one; then tests/consumer/codecs.c with the
+# .pc's libdir), pkg-config with the static one, and a Makefile (tests/consumer/Makefile)
+# using pkg-config; then tests/consumer/codecs.c with the
 # system's codec libraries, against the static and the shared library; then the Fortran
 # program tests/consumer/fortran/app.f90, with the CMake package and by hand. Checks what each
 # program links (NEEDED), the installed files, and that the shared and static libraries
@@ -77,6 +78,8 @@ cc -std=c11 -Wall -Wextra -Werror tests/consumer/app.c $(pc --cflags zarr) \
   -Wl,-Bstatic $(pc --libs zarr) -Wl,-Bdynamic $(pc --libs --static zarr | sed 's/-lzarr//') \
   -o "$work/pc-static"
 check "pkg-config, static" "$work/pc-static" no
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig quiet make -C tests/consumer OUT="$work"
+check "Makefile with pkg-config" "$work/app-make" yes
 
 # With the system's codec libraries linked after libzarr, the program gets those and libzarr
 # keeps its own (tests/consumer/codecs.c), statically and dynamically.
