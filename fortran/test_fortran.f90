@@ -48,6 +48,10 @@ program test_fortran
   call check(zarr_open_array(store, "x", a), "open x")
   call check(zarr_get(a, slab), "get x")
   if (any(slab /= x)) call fail("x read back differs")
+  ! Into a section that is not contiguous: every other row of the variable.
+  slab = 0
+  call check(zarr_get(a, slab(1:6:2, :), start=[1, 1], count=[3, 4]), "get into a section")
+  if (any(slab(1:6:2, :) /= x(1:3, :)) .or. any(slab(2:6:2, :) /= 0)) call fail("the section")
 
   ! A 2-D slab of a 3-D array: start of the array's rank, the count defaults to the
   ! variable's extent and 1 past its rank.

@@ -15,21 +15,6 @@ module zarr
   private
 
   integer, parameter, public :: ZARR_VERSION_NUMBER = 100
-  integer, parameter, public :: ZARR_DTYPE_BOOL = 1
-  integer, parameter, public :: ZARR_DTYPE_INT = 2
-  integer, parameter, public :: ZARR_DTYPE_UINT = 3
-  integer, parameter, public :: ZARR_DTYPE_FLOAT = 4
-  integer, parameter, public :: ZARR_DTYPE_COMPLEX = 5
-  integer, parameter, public :: ZARR_DTYPE_BYTES = 6
-  integer, parameter, public :: ZARR_DTYPE_UNICODE = 7
-  integer, parameter, public :: ZARR_DTYPE_RAW = 8
-  integer, parameter, public :: ZARR_DTYPE_DATETIME = 9
-  integer, parameter, public :: ZARR_DTYPE_TIMEDELTA = 10
-  integer, parameter, public :: ZARR_DTYPE_STRUCTURED = 11
-  integer, parameter, public :: ZARR_DTYPE_OBJECT = 12
-  integer, parameter, public :: ZARR_NODE_NONE = 0
-  integer, parameter, public :: ZARR_NODE_ARRAY = 1
-  integer, parameter, public :: ZARR_NODE_GROUP = 2
   integer, parameter, public :: ZARR_OK = 0
   integer, parameter, public :: ZARR_ERR_NULL_POINTER = -1
   integer, parameter, public :: ZARR_ERR_INVALID_ARGUMENT = -2
@@ -53,6 +38,21 @@ module zarr
   integer, parameter, public :: ZARR_MODE_READ = 0
   integer, parameter, public :: ZARR_MODE_WRITE = 1
   integer, parameter, public :: ZARR_OPEN_IGNORE_CONSOLIDATED = 16
+  integer, parameter, public :: ZARR_DTYPE_BOOL = 1
+  integer, parameter, public :: ZARR_DTYPE_INT = 2
+  integer, parameter, public :: ZARR_DTYPE_UINT = 3
+  integer, parameter, public :: ZARR_DTYPE_FLOAT = 4
+  integer, parameter, public :: ZARR_DTYPE_COMPLEX = 5
+  integer, parameter, public :: ZARR_DTYPE_BYTES = 6
+  integer, parameter, public :: ZARR_DTYPE_UNICODE = 7
+  integer, parameter, public :: ZARR_DTYPE_RAW = 8
+  integer, parameter, public :: ZARR_DTYPE_DATETIME = 9
+  integer, parameter, public :: ZARR_DTYPE_TIMEDELTA = 10
+  integer, parameter, public :: ZARR_DTYPE_STRUCTURED = 11
+  integer, parameter, public :: ZARR_DTYPE_OBJECT = 12
+  integer, parameter, public :: ZARR_NODE_NONE = 0
+  integer, parameter, public :: ZARR_NODE_ARRAY = 1
+  integer, parameter, public :: ZARR_NODE_GROUP = 2
 
   !> A store: a directory, a zip file, memory or a URL (zarr_open_store).
   type, public :: zarr_store
@@ -536,50 +536,18 @@ contains
     end do
   end function box
 
-  !> Reads the box of `box` into the `nvalues` values of a variable.
-  function get_box(array, values, nvalues, rank, extent, kind, itemsize, start, count) &
-      result(status)
-    type(zarr_array), intent(in) :: array
-    type(*), intent(inout) :: values(*)
-    integer(int64), intent(in) :: nvalues, extent(:)
-    integer, intent(in) :: rank
-    integer(c_int32_t), intent(in) :: kind
-    integer(c_size_t), intent(in) :: itemsize
-    integer, intent(in), optional :: start(:), count(:)
-    integer :: status
-    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
-    status = box(array, rank, extent, kind, itemsize, start, count, cstart, ccount)
-    if (status /= ZARR_OK) return
-    status = c_array_read(array%handle, size(cstart, kind=c_size_t), cstart, ccount, values, &
-      int(nvalues, c_size_t) * itemsize)
-  end function get_box
-
-  !> Writes the `nvalues` values of a variable into the box of `box`.
-  function put_box(array, values, nvalues, rank, extent, kind, itemsize, start, count) &
-      result(status)
-    type(zarr_array), intent(in) :: array
-    type(*), intent(in) :: values(*)
-    integer(int64), intent(in) :: nvalues, extent(:)
-    integer, intent(in) :: rank
-    integer(c_int32_t), intent(in) :: kind
-    integer(c_size_t), intent(in) :: itemsize
-    integer, intent(in), optional :: start(:), count(:)
-    integer :: status
-    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
-    status = box(array, rank, extent, kind, itemsize, start, count, cstart, ccount)
-    if (status /= ZARR_OK) return
-    status = c_array_write(array%handle, size(cstart, kind=c_size_t), cstart, ccount, values, &
-      int(nvalues, c_size_t) * itemsize)
-  end function put_box
-
   function get_int8_0(array, values, start, count) result(status)
     type(zarr_array), intent(in) :: array
     integer(int8), intent(out) :: values
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int8) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int8_0
 
@@ -588,9 +556,12 @@ contains
     integer(int8), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_1
 
   function get_int8_2(array, values, start, count) result(status)
@@ -598,9 +569,12 @@ contains
     integer(int8), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_2
 
   function get_int8_3(array, values, start, count) result(status)
@@ -608,9 +582,12 @@ contains
     integer(int8), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_3
 
   function get_int8_4(array, values, start, count) result(status)
@@ -618,9 +595,12 @@ contains
     integer(int8), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_4
 
   function get_int8_5(array, values, start, count) result(status)
@@ -628,9 +608,12 @@ contains
     integer(int8), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_5
 
   function get_int8_6(array, values, start, count) result(status)
@@ -638,9 +621,12 @@ contains
     integer(int8), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_6
 
   function get_int8_7(array, values, start, count) result(status)
@@ -648,9 +634,12 @@ contains
     integer(int8), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_7
 
   function get_int16_0(array, values, start, count) result(status)
@@ -659,8 +648,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int16) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int16_0
 
@@ -669,9 +662,12 @@ contains
     integer(int16), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_1
 
   function get_int16_2(array, values, start, count) result(status)
@@ -679,9 +675,12 @@ contains
     integer(int16), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_2
 
   function get_int16_3(array, values, start, count) result(status)
@@ -689,9 +688,12 @@ contains
     integer(int16), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_3
 
   function get_int16_4(array, values, start, count) result(status)
@@ -699,9 +701,12 @@ contains
     integer(int16), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_4
 
   function get_int16_5(array, values, start, count) result(status)
@@ -709,9 +714,12 @@ contains
     integer(int16), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_5
 
   function get_int16_6(array, values, start, count) result(status)
@@ -719,9 +727,12 @@ contains
     integer(int16), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_6
 
   function get_int16_7(array, values, start, count) result(status)
@@ -729,9 +740,12 @@ contains
     integer(int16), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_7
 
   function get_int32_0(array, values, start, count) result(status)
@@ -740,8 +754,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int32) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int32_0
 
@@ -750,9 +768,12 @@ contains
     integer(int32), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_1
 
   function get_int32_2(array, values, start, count) result(status)
@@ -760,9 +781,12 @@ contains
     integer(int32), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_2
 
   function get_int32_3(array, values, start, count) result(status)
@@ -770,9 +794,12 @@ contains
     integer(int32), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_3
 
   function get_int32_4(array, values, start, count) result(status)
@@ -780,9 +807,12 @@ contains
     integer(int32), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_4
 
   function get_int32_5(array, values, start, count) result(status)
@@ -790,9 +820,12 @@ contains
     integer(int32), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_5
 
   function get_int32_6(array, values, start, count) result(status)
@@ -800,9 +833,12 @@ contains
     integer(int32), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_6
 
   function get_int32_7(array, values, start, count) result(status)
@@ -810,9 +846,12 @@ contains
     integer(int32), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_7
 
   function get_int64_0(array, values, start, count) result(status)
@@ -821,8 +860,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int64) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int64_0
 
@@ -831,9 +874,12 @@ contains
     integer(int64), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_1
 
   function get_int64_2(array, values, start, count) result(status)
@@ -841,9 +887,12 @@ contains
     integer(int64), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_2
 
   function get_int64_3(array, values, start, count) result(status)
@@ -851,9 +900,12 @@ contains
     integer(int64), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_3
 
   function get_int64_4(array, values, start, count) result(status)
@@ -861,9 +913,12 @@ contains
     integer(int64), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_4
 
   function get_int64_5(array, values, start, count) result(status)
@@ -871,9 +926,12 @@ contains
     integer(int64), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_5
 
   function get_int64_6(array, values, start, count) result(status)
@@ -881,9 +939,12 @@ contains
     integer(int64), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_6
 
   function get_int64_7(array, values, start, count) result(status)
@@ -891,9 +952,12 @@ contains
     integer(int64), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_7
 
   function get_real32_0(array, values, start, count) result(status)
@@ -902,8 +966,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     real(real32) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_real32_0
 
@@ -912,9 +980,12 @@ contains
     real(real32), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_1
 
   function get_real32_2(array, values, start, count) result(status)
@@ -922,9 +993,12 @@ contains
     real(real32), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_2
 
   function get_real32_3(array, values, start, count) result(status)
@@ -932,9 +1006,12 @@ contains
     real(real32), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_3
 
   function get_real32_4(array, values, start, count) result(status)
@@ -942,9 +1019,12 @@ contains
     real(real32), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_4
 
   function get_real32_5(array, values, start, count) result(status)
@@ -952,9 +1032,12 @@ contains
     real(real32), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_5
 
   function get_real32_6(array, values, start, count) result(status)
@@ -962,9 +1045,12 @@ contains
     real(real32), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_6
 
   function get_real32_7(array, values, start, count) result(status)
@@ -972,9 +1058,12 @@ contains
     real(real32), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_7
 
   function get_real64_0(array, values, start, count) result(status)
@@ -983,8 +1072,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     real(real64) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_real64_0
 
@@ -993,9 +1086,12 @@ contains
     real(real64), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_1
 
   function get_real64_2(array, values, start, count) result(status)
@@ -1003,9 +1099,12 @@ contains
     real(real64), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_2
 
   function get_real64_3(array, values, start, count) result(status)
@@ -1013,9 +1112,12 @@ contains
     real(real64), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_3
 
   function get_real64_4(array, values, start, count) result(status)
@@ -1023,9 +1125,12 @@ contains
     real(real64), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_4
 
   function get_real64_5(array, values, start, count) result(status)
@@ -1033,9 +1138,12 @@ contains
     real(real64), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_5
 
   function get_real64_6(array, values, start, count) result(status)
@@ -1043,9 +1151,12 @@ contains
     real(real64), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_6
 
   function get_real64_7(array, values, start, count) result(status)
@@ -1053,9 +1164,12 @@ contains
     real(real64), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_7
 
   function get_complex32_0(array, values, start, count) result(status)
@@ -1064,8 +1178,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     complex(real32) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_complex32_0
 
@@ -1074,9 +1192,12 @@ contains
     complex(real32), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_1
 
   function get_complex32_2(array, values, start, count) result(status)
@@ -1084,9 +1205,12 @@ contains
     complex(real32), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_2
 
   function get_complex32_3(array, values, start, count) result(status)
@@ -1094,9 +1218,12 @@ contains
     complex(real32), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_3
 
   function get_complex32_4(array, values, start, count) result(status)
@@ -1104,9 +1231,12 @@ contains
     complex(real32), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_4
 
   function get_complex32_5(array, values, start, count) result(status)
@@ -1114,9 +1244,12 @@ contains
     complex(real32), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_5
 
   function get_complex32_6(array, values, start, count) result(status)
@@ -1124,9 +1257,12 @@ contains
     complex(real32), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_6
 
   function get_complex32_7(array, values, start, count) result(status)
@@ -1134,9 +1270,12 @@ contains
     complex(real32), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_7
 
   function get_complex64_0(array, values, start, count) result(status)
@@ -1145,8 +1284,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     complex(real64) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_complex64_0
 
@@ -1155,9 +1298,12 @@ contains
     complex(real64), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_1
 
   function get_complex64_2(array, values, start, count) result(status)
@@ -1165,9 +1311,12 @@ contains
     complex(real64), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_2
 
   function get_complex64_3(array, values, start, count) result(status)
@@ -1175,9 +1324,12 @@ contains
     complex(real64), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_3
 
   function get_complex64_4(array, values, start, count) result(status)
@@ -1185,9 +1337,12 @@ contains
     complex(real64), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_4
 
   function get_complex64_5(array, values, start, count) result(status)
@@ -1195,9 +1350,12 @@ contains
     complex(real64), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_5
 
   function get_complex64_6(array, values, start, count) result(status)
@@ -1205,9 +1363,12 @@ contains
     complex(real64), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_6
 
   function get_complex64_7(array, values, start, count) result(status)
@@ -1215,9 +1376,12 @@ contains
     complex(real64), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_7
 
   function get_logical_0(array, values, start, count) result(status)
@@ -1226,8 +1390,12 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     logical(c_bool) :: one(1)
-    status = get_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_logical_0
 
@@ -1236,9 +1404,12 @@ contains
     logical(c_bool), intent(out) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_1
 
   function get_logical_2(array, values, start, count) result(status)
@@ -1246,9 +1417,12 @@ contains
     logical(c_bool), intent(out) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_2
 
   function get_logical_3(array, values, start, count) result(status)
@@ -1256,9 +1430,12 @@ contains
     logical(c_bool), intent(out) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_3
 
   function get_logical_4(array, values, start, count) result(status)
@@ -1266,9 +1443,12 @@ contains
     logical(c_bool), intent(out) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_4
 
   function get_logical_5(array, values, start, count) result(status)
@@ -1276,9 +1456,12 @@ contains
     logical(c_bool), intent(out) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_5
 
   function get_logical_6(array, values, start, count) result(status)
@@ -1286,9 +1469,12 @@ contains
     logical(c_bool), intent(out) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_6
 
   function get_logical_7(array, values, start, count) result(status)
@@ -1296,9 +1482,12 @@ contains
     logical(c_bool), intent(out) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = get_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_7
 
   function put_int8_0(array, values, start, count) result(status)
@@ -1307,9 +1496,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int8) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int8_0
 
   function put_int8_1(array, values, start, count) result(status)
@@ -1317,9 +1510,12 @@ contains
     integer(int8), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_1
 
   function put_int8_2(array, values, start, count) result(status)
@@ -1327,9 +1523,12 @@ contains
     integer(int8), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_2
 
   function put_int8_3(array, values, start, count) result(status)
@@ -1337,9 +1536,12 @@ contains
     integer(int8), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_3
 
   function put_int8_4(array, values, start, count) result(status)
@@ -1347,9 +1549,12 @@ contains
     integer(int8), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_4
 
   function put_int8_5(array, values, start, count) result(status)
@@ -1357,9 +1562,12 @@ contains
     integer(int8), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_5
 
   function put_int8_6(array, values, start, count) result(status)
@@ -1367,9 +1575,12 @@ contains
     integer(int8), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_6
 
   function put_int8_7(array, values, start, count) result(status)
@@ -1377,9 +1588,12 @@ contains
     integer(int8), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_7
 
   function put_int16_0(array, values, start, count) result(status)
@@ -1388,9 +1602,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int16) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int16_0
 
   function put_int16_1(array, values, start, count) result(status)
@@ -1398,9 +1616,12 @@ contains
     integer(int16), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_1
 
   function put_int16_2(array, values, start, count) result(status)
@@ -1408,9 +1629,12 @@ contains
     integer(int16), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_2
 
   function put_int16_3(array, values, start, count) result(status)
@@ -1418,9 +1642,12 @@ contains
     integer(int16), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_3
 
   function put_int16_4(array, values, start, count) result(status)
@@ -1428,9 +1655,12 @@ contains
     integer(int16), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_4
 
   function put_int16_5(array, values, start, count) result(status)
@@ -1438,9 +1668,12 @@ contains
     integer(int16), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_5
 
   function put_int16_6(array, values, start, count) result(status)
@@ -1448,9 +1681,12 @@ contains
     integer(int16), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_6
 
   function put_int16_7(array, values, start, count) result(status)
@@ -1458,9 +1694,12 @@ contains
     integer(int16), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_7
 
   function put_int32_0(array, values, start, count) result(status)
@@ -1469,9 +1708,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int32) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int32_0
 
   function put_int32_1(array, values, start, count) result(status)
@@ -1479,9 +1722,12 @@ contains
     integer(int32), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_1
 
   function put_int32_2(array, values, start, count) result(status)
@@ -1489,9 +1735,12 @@ contains
     integer(int32), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_2
 
   function put_int32_3(array, values, start, count) result(status)
@@ -1499,9 +1748,12 @@ contains
     integer(int32), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_3
 
   function put_int32_4(array, values, start, count) result(status)
@@ -1509,9 +1761,12 @@ contains
     integer(int32), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_4
 
   function put_int32_5(array, values, start, count) result(status)
@@ -1519,9 +1774,12 @@ contains
     integer(int32), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_5
 
   function put_int32_6(array, values, start, count) result(status)
@@ -1529,9 +1787,12 @@ contains
     integer(int32), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_6
 
   function put_int32_7(array, values, start, count) result(status)
@@ -1539,9 +1800,12 @@ contains
     integer(int32), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_7
 
   function put_int64_0(array, values, start, count) result(status)
@@ -1550,9 +1814,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     integer(int64) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_INT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int64_0
 
   function put_int64_1(array, values, start, count) result(status)
@@ -1560,9 +1828,12 @@ contains
     integer(int64), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_1
 
   function put_int64_2(array, values, start, count) result(status)
@@ -1570,9 +1841,12 @@ contains
     integer(int64), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_2
 
   function put_int64_3(array, values, start, count) result(status)
@@ -1580,9 +1854,12 @@ contains
     integer(int64), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_3
 
   function put_int64_4(array, values, start, count) result(status)
@@ -1590,9 +1867,12 @@ contains
     integer(int64), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_4
 
   function put_int64_5(array, values, start, count) result(status)
@@ -1600,9 +1880,12 @@ contains
     integer(int64), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_5
 
   function put_int64_6(array, values, start, count) result(status)
@@ -1610,9 +1893,12 @@ contains
     integer(int64), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_6
 
   function put_int64_7(array, values, start, count) result(status)
@@ -1620,9 +1906,12 @@ contains
     integer(int64), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_INT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_7
 
   function put_real32_0(array, values, start, count) result(status)
@@ -1631,9 +1920,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     real(real32) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_real32_0
 
   function put_real32_1(array, values, start, count) result(status)
@@ -1641,9 +1934,12 @@ contains
     real(real32), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_1
 
   function put_real32_2(array, values, start, count) result(status)
@@ -1651,9 +1947,12 @@ contains
     real(real32), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_2
 
   function put_real32_3(array, values, start, count) result(status)
@@ -1661,9 +1960,12 @@ contains
     real(real32), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_3
 
   function put_real32_4(array, values, start, count) result(status)
@@ -1671,9 +1973,12 @@ contains
     real(real32), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_4
 
   function put_real32_5(array, values, start, count) result(status)
@@ -1681,9 +1986,12 @@ contains
     real(real32), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_5
 
   function put_real32_6(array, values, start, count) result(status)
@@ -1691,9 +1999,12 @@ contains
     real(real32), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_6
 
   function put_real32_7(array, values, start, count) result(status)
@@ -1701,9 +2012,12 @@ contains
     real(real32), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_7
 
   function put_real64_0(array, values, start, count) result(status)
@@ -1712,9 +2026,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     real(real64) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_real64_0
 
   function put_real64_1(array, values, start, count) result(status)
@@ -1722,9 +2040,12 @@ contains
     real(real64), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_1
 
   function put_real64_2(array, values, start, count) result(status)
@@ -1732,9 +2053,12 @@ contains
     real(real64), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_2
 
   function put_real64_3(array, values, start, count) result(status)
@@ -1742,9 +2066,12 @@ contains
     real(real64), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_3
 
   function put_real64_4(array, values, start, count) result(status)
@@ -1752,9 +2079,12 @@ contains
     real(real64), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_4
 
   function put_real64_5(array, values, start, count) result(status)
@@ -1762,9 +2092,12 @@ contains
     real(real64), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_5
 
   function put_real64_6(array, values, start, count) result(status)
@@ -1772,9 +2105,12 @@ contains
     real(real64), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_6
 
   function put_real64_7(array, values, start, count) result(status)
@@ -1782,9 +2118,12 @@ contains
     real(real64), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_FLOAT, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_7
 
   function put_complex32_0(array, values, start, count) result(status)
@@ -1793,9 +2132,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     complex(real32) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_complex32_0
 
   function put_complex32_1(array, values, start, count) result(status)
@@ -1803,9 +2146,12 @@ contains
     complex(real32), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_1
 
   function put_complex32_2(array, values, start, count) result(status)
@@ -1813,9 +2159,12 @@ contains
     complex(real32), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_2
 
   function put_complex32_3(array, values, start, count) result(status)
@@ -1823,9 +2172,12 @@ contains
     complex(real32), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_3
 
   function put_complex32_4(array, values, start, count) result(status)
@@ -1833,9 +2185,12 @@ contains
     complex(real32), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_4
 
   function put_complex32_5(array, values, start, count) result(status)
@@ -1843,9 +2198,12 @@ contains
     complex(real32), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_5
 
   function put_complex32_6(array, values, start, count) result(status)
@@ -1853,9 +2211,12 @@ contains
     complex(real32), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_6
 
   function put_complex32_7(array, values, start, count) result(status)
@@ -1863,9 +2224,12 @@ contains
     complex(real32), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_7
 
   function put_complex64_0(array, values, start, count) result(status)
@@ -1874,9 +2238,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     complex(real64) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_complex64_0
 
   function put_complex64_1(array, values, start, count) result(status)
@@ -1884,9 +2252,12 @@ contains
     complex(real64), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_1
 
   function put_complex64_2(array, values, start, count) result(status)
@@ -1894,9 +2265,12 @@ contains
     complex(real64), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_2
 
   function put_complex64_3(array, values, start, count) result(status)
@@ -1904,9 +2278,12 @@ contains
     complex(real64), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_3
 
   function put_complex64_4(array, values, start, count) result(status)
@@ -1914,9 +2291,12 @@ contains
     complex(real64), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_4
 
   function put_complex64_5(array, values, start, count) result(status)
@@ -1924,9 +2304,12 @@ contains
     complex(real64), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_5
 
   function put_complex64_6(array, values, start, count) result(status)
@@ -1934,9 +2317,12 @@ contains
     complex(real64), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_6
 
   function put_complex64_7(array, values, start, count) result(status)
@@ -1944,9 +2330,12 @@ contains
     complex(real64), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_COMPLEX, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_7
 
   function put_logical_0(array, values, start, count) result(status)
@@ -1955,9 +2344,13 @@ contains
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
     logical(c_bool) :: one(1)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
     one(1) = values
-    status = put_box(array, one, 1_int64, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, &
-      int(storage_size(one) / 8, c_size_t), start, count)
+    itemsize = int(storage_size(one) / 8, c_size_t)
+    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_logical_0
 
   function put_logical_1(array, values, start, count) result(status)
@@ -1965,9 +2358,12 @@ contains
     logical(c_bool), intent(in) :: values(:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 1, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_1
 
   function put_logical_2(array, values, start, count) result(status)
@@ -1975,9 +2371,12 @@ contains
     logical(c_bool), intent(in) :: values(:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 2, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_2
 
   function put_logical_3(array, values, start, count) result(status)
@@ -1985,9 +2384,12 @@ contains
     logical(c_bool), intent(in) :: values(:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 3, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_3
 
   function put_logical_4(array, values, start, count) result(status)
@@ -1995,9 +2397,12 @@ contains
     logical(c_bool), intent(in) :: values(:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 4, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_4
 
   function put_logical_5(array, values, start, count) result(status)
@@ -2005,9 +2410,12 @@ contains
     logical(c_bool), intent(in) :: values(:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 5, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_5
 
   function put_logical_6(array, values, start, count) result(status)
@@ -2015,9 +2423,12 @@ contains
     logical(c_bool), intent(in) :: values(:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 6, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_6
 
   function put_logical_7(array, values, start, count) result(status)
@@ -2025,9 +2436,12 @@ contains
     logical(c_bool), intent(in) :: values(:,:,:,:,:,:,:)
     integer, intent(in), optional :: start(:), count(:)
     integer :: status
-    status = put_box(array, values, size(values, kind=int64), 7, &
-      shape(values, kind=int64), ZARR_DTYPE_BOOL, int(storage_size(values) / 8, c_size_t), &
-      start, count)
+    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
+    integer(c_size_t) :: itemsize
+    itemsize = int(storage_size(values) / 8, c_size_t)
+    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+      cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_7
 
 end module zarr

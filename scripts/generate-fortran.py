@@ -3,7 +3,8 @@
 `fortran/test_fortran_kinds.f90`, from the constants of `include/zarr.h`.
 
 The module's generic `zarr_get` and `zarr_put` have one specific procedure per kind and
-rank (9 kinds x ranks 0-7), each a few lines forwarding to one transfer routine, as
+rank (9 kinds x ranks 0-7), each a few lines: the box (`box`, which checks the type) and
+one call of zarr_array_read or zarr_array_write, as
 netCDF-Fortran generates its `nf90_get_var` specifics. `--check` compares instead of
 writing and fails when a committed file is stale (scripts/test.sh runs it).
 """
@@ -47,23 +48,26 @@ def dims(rank):
 def specific(direction, kind, rank):
     name, ftype, dtype = kind[0], kind[1], kind[2]
     intent = "out" if direction == "get" else "in"
+    call = "c_array_read" if direction == "get" else "c_array_write"
     lines = [f"  function {direction}_{name}_{rank}(array, values, start, count) result(status)",
              "    type(zarr_array), intent(in) :: array",
              f"    {ftype}, intent({intent}) :: values{dims(rank)}",
              "    integer, intent(in), optional :: start(:), count(:)",
              "    integer :: status"]
+    # A scalar goes through an array of one (libzarr's buffer is an array).
+    buffer, shape = ("one", "[integer(int64) ::]") if rank == 0 else ("values", "shape(values, kind=int64)")
     if rank == 0:
         lines += [f"    {ftype} :: one(1)"]
-        if direction == "put":
-            lines += ["    one(1) = values"]
-        lines += [f"    status = {direction}_box(array, one, 1_int64, 0, [integer(int64) ::], {dtype}, &",
-                  "      int(storage_size(one) / 8, c_size_t), start, count)"]
-        if direction == "get":
-            lines += ["    if (status == ZARR_OK) values = one(1)"]
-    else:
-        lines += [f"    status = {direction}_box(array, values, size(values, kind=int64), {rank}, &",
-                  f"      shape(values, kind=int64), {dtype}, int(storage_size(values) / 8, c_size_t), &",
-                  "      start, count)"]
+    lines += ["    integer(c_int64_t), allocatable :: cstart(:), ccount(:)",
+              "    integer(c_size_t) :: itemsize"]
+    if rank == 0 and direction == "put":
+        lines += ["    one(1) = values"]
+    lines += [f"    itemsize = int(storage_size({buffer}) / 8, c_size_t)",
+              f"    status = box(array, {rank}, {shape}, {dtype}, itemsize, start, count, cstart, ccount)",
+              f"    if (status == ZARR_OK) status = {call}(array%handle, size(cstart, kind=c_size_t), &",
+              f"      cstart, ccount, {buffer}, size({buffer}, kind=c_size_t) * itemsize)"]
+    if rank == 0 and direction == "get":
+        lines += ["    if (status == ZARR_OK) values = one(1)"]
     lines += [f"  end function {direction}_{name}_{rank}", ""]
     return lines
 
@@ -542,42 +546,6 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
       end if
     end do
   end function box
-
-  !> Reads the box of `box` into the `nvalues` values of a variable.
-  function get_box(array, values, nvalues, rank, extent, kind, itemsize, start, count) &
-      result(status)
-    type(zarr_array), intent(in) :: array
-    type(*), intent(inout) :: values(*)
-    integer(int64), intent(in) :: nvalues, extent(:)
-    integer, intent(in) :: rank
-    integer(c_int32_t), intent(in) :: kind
-    integer(c_size_t), intent(in) :: itemsize
-    integer, intent(in), optional :: start(:), count(:)
-    integer :: status
-    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
-    status = box(array, rank, extent, kind, itemsize, start, count, cstart, ccount)
-    if (status /= ZARR_OK) return
-    status = c_array_read(array%handle, size(cstart, kind=c_size_t), cstart, ccount, values, &
-      int(nvalues, c_size_t) * itemsize)
-  end function get_box
-
-  !> Writes the `nvalues` values of a variable into the box of `box`.
-  function put_box(array, values, nvalues, rank, extent, kind, itemsize, start, count) &
-      result(status)
-    type(zarr_array), intent(in) :: array
-    type(*), intent(in) :: values(*)
-    integer(int64), intent(in) :: nvalues, extent(:)
-    integer, intent(in) :: rank
-    integer(c_int32_t), intent(in) :: kind
-    integer(c_size_t), intent(in) :: itemsize
-    integer, intent(in), optional :: start(:), count(:)
-    integer :: status
-    integer(c_int64_t), allocatable :: cstart(:), ccount(:)
-    status = box(array, rank, extent, kind, itemsize, start, count, cstart, ccount)
-    if (status /= ZARR_OK) return
-    status = c_array_write(array%handle, size(cstart, kind=c_size_t), cstart, ccount, values, &
-      int(nvalues, c_size_t) * itemsize)
-  end function put_box
 """
 
 
