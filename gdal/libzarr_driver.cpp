@@ -98,10 +98,17 @@ class LibZarrRasterBand final : public GDALPamRasterBand {
   public:
     LibZarrRasterBand(LibZarrDataset *dataset, int band, GDALDataType type, int block_x, int block_y);
     CPLErr IReadBlock(int block_x_offset, int block_y_offset, void *image) override;
+    CPLErr IRasterIO(GDALRWFlag rw, int x, int y, int width, int height, void *data, int buffer_width,
+                     int buffer_height, GDALDataType buffer_type, GSpacing pixel_space, GSpacing line_space,
+                     GDALRasterIOExtraArg *extra) override;
     double GetNoDataValue(int *success) override;
 
     bool has_nodata_ = false;
     double nodata_ = 0;
+
+  private:
+    CPLErr Read(uint64_t x0, uint64_t y0, uint64_t width, uint64_t height, uint64_t pixel_stride,
+                uint64_t line_stride, void *out, size_t out_size);
 };
 
 class LibZarrDataset final : public GDALPamDataset {
@@ -136,22 +143,52 @@ CPLErr LibZarrRasterBand::IReadBlock(int block_x_offset, int block_y_offset, voi
     const uint64_t width = std::min<uint64_t>(nBlockXSize, nRasterXSize - x0);
     const uint64_t height = std::min<uint64_t>(nBlockYSize, nRasterYSize - y0);
     const size_t block_bytes = static_cast<size_t>(nBlockXSize) * nBlockYSize * dataset->itemsize_;
-    memset(image, 0, block_bytes); // the part of an edge block outside the array
+    if (width < static_cast<uint64_t>(nBlockXSize) || height < static_cast<uint64_t>(nBlockYSize))
+        memset(image, 0, block_bytes); // the part of an edge block outside the array
     // The block's valid part lands at the start of each of the buffer's rows.
-    const uint64_t band = static_cast<uint64_t>(nBand - 1);
-    const uint64_t plane = static_cast<uint64_t>(nBlockXSize) * nBlockYSize;
+    return Read(x0, y0, width, height, 1, nBlockXSize, image, block_bytes);
+}
+
+// Reads the window of `width` x `height` pixels at (`x0`, `y0`) into `out`, `pixel_stride` and
+// `line_stride` elements apart: one libzarr call, which decodes the chunks it touches on its
+// threads straight into `out`.
+CPLErr LibZarrRasterBand::Read(uint64_t x0, uint64_t y0, uint64_t width, uint64_t height,
+                               uint64_t pixel_stride, uint64_t line_stride, void *out, size_t out_size) {
+    auto *dataset = static_cast<LibZarrDataset *>(poDS);
     const bool cube = dataset->ndim_ == 3;
+    const uint64_t band = static_cast<uint64_t>(nBand - 1);
     const uint64_t start[3] = {cube ? band : y0, cube ? y0 : x0, x0};
     const uint64_t count[3] = {cube ? 1 : height, cube ? height : width, width};
-    const uint64_t strides[3] = {cube ? plane : static_cast<uint64_t>(nBlockXSize),
-                                 cube ? static_cast<uint64_t>(nBlockXSize) : 1, 1};
-    if (zarr_array_read_strided(dataset->array_, dataset->ndim_, start, count, nullptr, strides, image,
-                                block_bytes) != ZARR_OK) {
-        CPLError(CE_Failure, CPLE_AppDefined, "LIBZARR: block (%d, %d) of band %d: %s", block_x_offset,
-                 block_y_offset, nBand, zarr_last_error());
+    const uint64_t strides[3] = {cube ? line_stride * height : line_stride, cube ? line_stride : pixel_stride,
+                                 pixel_stride};
+    if (zarr_array_read_strided(dataset->array_, dataset->ndim_, start, count, nullptr, strides, out,
+                                out_size) != ZARR_OK) {
+        CPLError(CE_Failure, CPLE_AppDefined, "LIBZARR: window (%llu, %llu) of %llu x %llu, band %d: %s",
+                 static_cast<unsigned long long>(x0), static_cast<unsigned long long>(y0),
+                 static_cast<unsigned long long>(width), static_cast<unsigned long long>(height), nBand,
+                 zarr_last_error());
         return CE_Failure;
     }
     return CE_None;
+}
+
+// Reads of whole-resolution windows in the band's own type go to libzarr in one call, with
+// GDAL's pixel and line spacing as buffer strides (many chunks decoded at once, no block
+// cache); the others (resampling, type conversion, writes) go through the blocks.
+CPLErr LibZarrRasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int width, int height, void *data,
+                                    int buffer_width, int buffer_height, GDALDataType buffer_type,
+                                    GSpacing pixel_space, GSpacing line_space, GDALRasterIOExtraArg *extra) {
+    const GSpacing item = GDALGetDataTypeSizeBytes(eDataType);
+    const bool direct = rw == GF_Read && buffer_width == width && buffer_height == height &&
+                        buffer_type == eDataType && width > 0 && height > 0 && pixel_space > 0 &&
+                        line_space > 0 && pixel_space % item == 0 && line_space % item == 0;
+    if (!direct)
+        return GDALPamRasterBand::IRasterIO(rw, x, y, width, height, data, buffer_width, buffer_height,
+                                            buffer_type, pixel_space, line_space, extra);
+    const size_t size = static_cast<size_t>((height - 1) * line_space + (width - 1) * pixel_space + item);
+    return Read(static_cast<uint64_t>(x), static_cast<uint64_t>(y), static_cast<uint64_t>(width),
+                static_cast<uint64_t>(height), static_cast<uint64_t>(pixel_space / item),
+                static_cast<uint64_t>(line_space / item), data, size);
 }
 
 double LibZarrRasterBand::GetNoDataValue(int *success) {
