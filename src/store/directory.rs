@@ -142,9 +142,7 @@ impl DirectoryStore {
     fn read_dir_names(&self, dir: &Path) -> Result<Vec<(String, bool)>> {
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                return Ok(Vec::new())
-            }
+            Err(e) if no_such_name(&e) => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
         };
         let mut names = Vec::new();
@@ -180,12 +178,20 @@ impl DirectoryStore {
     }
 }
 
+/// Whether the failure `e` says that nothing is at a path: no such file, a file where a
+/// directory of the path should be, or a name longer than the file system allows (no value was
+/// ever stored under it: writing it fails).
+fn no_such_name(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+        || e.raw_os_error() == Some(libc::ENAMETOOLONG)
+}
+
 /// Whether the failure `e` to read `key` at `path` means the key has no value (`Ok`): nothing
-/// is there, or a directory (which holds keys below it, as in zarr-python's stores). A link to
-/// nothing is an error naming the key, never a missing value (which would read as the fill
-/// value).
+/// is there ([`no_such_name`]), or a directory (which holds keys below it, as in zarr-python's
+/// stores). A link to nothing is an error naming the key, never a missing value (which would
+/// read as the fill value).
 fn missing_or_error(path: &Path, key: &str, e: std::io::Error) -> Result<()> {
-    let nothing = matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
+    let nothing = no_such_name(&e);
     match fs::symlink_metadata(path) {
         Err(_) if nothing => Ok(()),
         Ok(m) if m.is_dir() => Ok(()),
@@ -424,8 +430,7 @@ impl Store for DirectoryStore {
 
     fn erase(&self, key: &str) -> Result<()> {
         let file = self.file(key)?;
-        let gone =
-            |e: &std::io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
+        let gone = no_such_name;
         let dir = match self.open_dir_to_sync(file.parent().unwrap_or(&self.root)) {
             Ok(dir) => dir,
             Err(e) if gone(&e) => return Ok(()),
@@ -484,6 +489,25 @@ mod tests {
         fs::remove_dir_all(&root).unwrap();
         let durable = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, true).unwrap();
         super::super::tests::exercise_store(&durable);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A key with a name longer than the file system allows (255 bytes) holds no value, as in
+    /// a memory store: reads, listings and erasing see nothing; writing it is an error naming
+    /// it. (Fuzzing found reads failing with "File name too long" instead.)
+    #[test]
+    fn keys_too_long_for_the_file_system_hold_nothing() {
+        let root = temp_root("long");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
+        let long = format!("a/{}", "x".repeat(300));
+        assert!(store.get(&long).unwrap().is_none());
+        assert!(store.open_value(&long).unwrap().is_none());
+        assert!(store.list_dir(&format!("{long}/")).unwrap().is_empty());
+        store.erase(&long).unwrap();
+        match store.set(&long, b"v") {
+            Err(Error::Io(m)) => assert!(m.contains("xxxx"), "{m}"),
+            other => panic!("writing a key too long: {other:?}"),
+        }
         fs::remove_dir_all(&root).unwrap();
     }
 
