@@ -871,6 +871,27 @@ pub(crate) fn read_file_at(
 pub(crate) mod tests {
     use super::*;
 
+    /// A read that finds its value replaced is run again until it reads one version; any
+    /// other error ends it at once.
+    #[test]
+    fn reads_run_again_while_the_value_changes() {
+        let mut runs = 0;
+        let read = read_again_if_changed(|| {
+            runs += 1;
+            match runs {
+                1 | 2 => Err(Error::Changed("\"k\" was replaced".into())),
+                _ => Ok(runs),
+            }
+        });
+        assert_eq!(read.unwrap(), 3);
+        let mut runs = 0;
+        let failed: Result<()> = read_again_if_changed(|| {
+            runs += 1;
+            Err(Error::Io("\"k\": disk gone".into()))
+        });
+        assert!(matches!(failed, Err(Error::Io(m)) if m.contains("\"k\"")) && runs == 1);
+    }
+
     #[test]
     fn reads_into_buffers_at_any_address_fill_them_exactly() {
         let path = std::env::temp_dir().join(format!("libzarr-read-at-{}", std::process::id()));

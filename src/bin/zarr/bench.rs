@@ -90,13 +90,7 @@ fn arrays_below(
         out.push(path.to_string());
         return Ok(());
     }
-    let members = Group::open(store.clone(), path)?.members()?;
-    let mut names: Vec<(String, NodeKind)> = (members.arrays.into_iter())
-        .map(|n| (n, NodeKind::Array))
-        .chain(members.groups.into_iter().map(|n| (n, NodeKind::Group)))
-        .collect();
-    names.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, kind) in names {
+    for (name, kind) in crate::members_by_name(&Group::open(store.clone(), path)?)? {
         arrays_below(store, &zarr::path::join(path, &name), kind, out)?;
     }
     Ok(())

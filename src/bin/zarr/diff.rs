@@ -4,7 +4,7 @@
 //! differ, 2 when they could not be compared.
 
 use crate::values::{read_values, value, Range, BLOCK_ELEMENTS};
-use crate::Result;
+use crate::{attributes_json, kind_name, metadata_members, Result};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -117,7 +117,7 @@ fn compare(left: &Side, right: &Side, below: &str, found: &mut Vec<Difference>) 
             return Ok(());
         }
         (a, b) if a != b => {
-            differ(format!("{} vs {}", kind(a), kind(b)));
+            differ(format!("{} vs {}", kind_name(a), kind_name(b)));
             return Ok(());
         }
         _ => {}
@@ -128,11 +128,16 @@ fn compare(left: &Side, right: &Side, below: &str, found: &mut Vec<Difference>) 
     if l.kind == NodeKind::Array {
         let a = Array::open(left.store.clone(), &at(left, below))?;
         let b = Array::open(right.store.clone(), &at(right, below))?;
-        compare_members("metadata", &metadata(&a)?, &metadata(&b)?, &mut differ);
+        compare_members(
+            "metadata",
+            &metadata_members(&a)?,
+            &metadata_members(&b)?,
+            &mut differ,
+        );
         compare_members(
             "attributes",
-            &attributes(a.attributes()?),
-            &attributes(b.attributes()?),
+            &attributes_json(a.attributes()?),
+            &attributes_json(b.attributes()?),
             &mut differ,
         );
         if let Some(what) = compare_values(&a, &b)? {
@@ -144,8 +149,8 @@ fn compare(left: &Side, right: &Side, below: &str, found: &mut Vec<Difference>) 
     let b = Group::open(right.store.clone(), &at(right, below))?;
     compare_members(
         "attributes",
-        &attributes(a.attributes()?),
-        &attributes(b.attributes()?),
+        &attributes_json(a.attributes()?),
+        &attributes_json(b.attributes()?),
         &mut differ,
     );
     let names = |g: &Group| -> Result<BTreeSet<String>> {
@@ -156,28 +161,6 @@ fn compare(left: &Side, right: &Side, below: &str, found: &mut Vec<Difference>) 
         compare(left, right, &zarr::path::join(below, name), found)?;
     }
     Ok(())
-}
-
-/// `"array"` or `"group"`.
-fn kind(kind: NodeKind) -> &'static str {
-    crate::kind_name(kind)
-}
-
-/// An array's metadata document without what is compared on its own (format, node type,
-/// attributes).
-fn metadata(array: &Array) -> Result<Value> {
-    let mut document = array.metadata_json()?;
-    if let Some(members) = document.as_object_mut() {
-        for internal in ["zarr_format", "node_type", "attributes"] {
-            members.remove(internal);
-        }
-    }
-    Ok(document)
-}
-
-/// Attributes as a JSON value (those holding NaN or Infinity, no strict JSON, as the text).
-fn attributes(text: String) -> Value {
-    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
 /// Adds one difference per member of two JSON objects that differs (`(absent)` for a member

@@ -5,7 +5,7 @@
 
 use crate::values::{printable, write_all};
 use crate::{Node, Result};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::Write;
 use std::sync::Arc;
 use zarr::hierarchy::NodeKind;
@@ -38,12 +38,6 @@ fn name_of(path: &str) -> &str {
     }
 }
 
-/// Attributes as stored, as a JSON value (zarr-python writes NaN and Infinity, which are no
-/// strict JSON: those documents are shown as the text stored).
-fn attributes_value(text: String) -> Value {
-    serde_json::from_str(&text).unwrap_or(Value::String(text))
-}
-
 /// A JSON object's text without its closing brace, for members that follow it.
 fn open_object(object: &str) -> &str {
     object.strip_suffix('}').unwrap_or(object)
@@ -63,13 +57,8 @@ fn dump(
         return dump_array(out, &Array::open(store.clone(), path)?, name, show, pad);
     }
     let group = Group::open(store.clone(), path)?;
-    let attributes = attributes_value(group.attributes()?);
-    let members = group.members()?;
-    let mut names: Vec<(&String, NodeKind)> = (members.arrays.iter())
-        .map(|n| (n, NodeKind::Array))
-        .chain(members.groups.iter().map(|n| (n, NodeKind::Group)))
-        .collect();
-    names.sort_by(|a, b| a.0.cmp(b.0));
+    let attributes = crate::attributes_json(group.attributes()?);
+    let names = crate::members_by_name(&group)?;
     if show.json {
         let head = json!({"name": name, "kind": "group", "zarr_format": group.zarr_format(),
                           "attributes": attributes});
@@ -93,7 +82,7 @@ fn dump(
         dump(
             out,
             store,
-            &zarr::path::join(path, member),
+            &zarr::path::join(path, &member),
             kind,
             show,
             &inner,
@@ -109,13 +98,8 @@ fn dump(
 /// Writes an array: its metadata document's members (all but the format, node type and
 /// attributes), its attributes, and with `show.data` its values.
 fn dump_array(out: &mut dyn Write, array: &Array, name: &str, show: Show, pad: &str) -> Result<()> {
-    let mut metadata = array.metadata_json()?;
-    if let Some(members) = metadata.as_object_mut() {
-        for internal in ["zarr_format", "node_type", "attributes"] {
-            members.remove(internal);
-        }
-    }
-    let attributes = attributes_value(array.attributes()?);
+    let metadata = crate::metadata_members(array)?;
+    let attributes = crate::attributes_json(array.attributes()?);
     let values = show.data && printable(array);
     if show.json {
         let head = json!({"name": name, "kind": "array", "zarr_format": array.zarr_format(),

@@ -26,9 +26,7 @@ pub fn run(node: &Node, json: bool) -> Result<String> {
     if let (Value::Object(facts), Value::Object(details)) = (&mut facts, details) {
         facts.extend(details);
     }
-    // Attributes holding NaN or Infinity (as zarr-python writes them) are no strict JSON:
-    // shown as the text stored.
-    facts["attributes"] = serde_json::from_str(&attributes).unwrap_or(Value::String(attributes));
+    facts["attributes"] = crate::attributes_json(attributes);
     Ok(match json {
         true => serde_json::to_string_pretty(&facts)?,
         false => as_text(&facts),

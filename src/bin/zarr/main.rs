@@ -76,6 +76,35 @@ impl Node {
     }
 }
 
+/// Attributes as a JSON value: those holding NaN or Infinity (as zarr-python writes them) are
+/// no strict JSON, and are kept as the text stored.
+fn attributes_json(text: String) -> serde_json::Value {
+    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+}
+
+/// An array's metadata document without what is shown on its own: the format, the node type
+/// and the attributes.
+fn metadata_members(array: &zarr::Array) -> zarr::Result<serde_json::Value> {
+    let mut document = array.metadata_json()?;
+    if let Some(members) = document.as_object_mut() {
+        for shown_apart in ["zarr_format", "node_type", "attributes"] {
+            members.remove(shown_apart);
+        }
+    }
+    Ok(document)
+}
+
+/// A group's members with their kinds, arrays and groups together, by name.
+fn members_by_name(group: &zarr::Group) -> zarr::Result<Vec<(String, NodeKind)>> {
+    let members = group.members()?;
+    let mut names: Vec<(String, NodeKind)> = (members.arrays.into_iter())
+        .map(|n| (n, NodeKind::Array))
+        .chain(members.groups.into_iter().map(|n| (n, NodeKind::Group)))
+        .collect();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(names)
+}
+
 /// `"array"` or `"group"`.
 fn kind_name(kind: NodeKind) -> &'static str {
     match kind {
