@@ -53,6 +53,11 @@
 #define ZARR_VERSION_NUMBER 100
 
 /**
+ * The version of `zarr_store_callbacks` this header describes: set its `version` to it.
+ */
+#define ZARR_STORE_CALLBACKS_VERSION 1
+
+/**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
  * writes to disjoint regions (even when they share chunks), are all correct.
  */
@@ -134,6 +139,76 @@ typedef struct {
    */
   uint64_t bytes_received;
 } zarr_request_stats;
+
+/**
+ * Receives the keys a `list` callback finds: `sink` as given to `list`, `key` a
+ * NUL-terminated UTF-8 key, read during the call only.
+ */
+typedef void (*zarr_key_sink_fn)(void *sink, const char *key);
+
+/**
+ * The functions of a store kept by the caller (`zarr_store_open_callbacks`). Each returns
+ * `ZARR_OK`, or a status saying what failed (`ZARR_ERR_NOT_FOUND`, `ZARR_ERR_IO`,
+ * `ZARR_ERR_PERMISSION_DENIED`, `ZARR_ERR_TIMEOUT`, ...; other values are `ZARR_ERR_IO`),
+ * after calling `zarr_store_callback_error` with a message for it where it has one. That
+ * status and message become the status and `zarr_last_error` text of the libzarr call that
+ * needed the value, with the key and the store's name. Keys are NUL-terminated UTF-8
+ * strings of `/`-separated segments (`"a/b/.zarray"`, `"a/b/0.0"`), valid during the call
+ * only; `user_data` is passed to every function.
+ */
+typedef struct {
+  /**
+   * `ZARR_STORE_CALLBACKS_VERSION`.
+   */
+  uint32_t version;
+  /**
+   * Nonzero when the functions may run on several threads at once (libzarr's thread pool
+   * reads and writes chunks in parallel); 0 makes libzarr call them one at a time.
+   */
+  int32_t thread_safe;
+  /**
+   * What the store is called in messages (NULL: `"callbacks"`); copied.
+   */
+  const char *name;
+  /**
+   * Passed to every function; must stay valid until `release` is called.
+   */
+  void *user_data;
+  /**
+   * Required. Whether `key` holds a value (`*out_exists`, a `bool`) and its length in
+   * bytes (`*out_size`). A missing key is `ZARR_OK` with `*out_exists = false`, never an
+   * error.
+   */
+  zarr_status (*size)(void *user_data, const char *key, bool *out_exists, uint64_t *out_size);
+  /**
+   * Required. Fills `buffer` with exactly `length` bytes of the value under `key`,
+   * starting at byte `offset`; libzarr asks only for bytes inside the length `size` gave,
+   * so a shorter value (it changed meanwhile) is an error to report.
+   */
+  zarr_status (*read)(void *user_data, const char *key, uint64_t offset, void *buffer, size_t length);
+  /**
+   * Required for `ZARR_MODE_WRITE`. Stores the `length` bytes at `value` under `key`,
+   * replacing any value it had.
+   */
+  zarr_status (*write)(void *user_data, const char *key, const void *value, size_t length);
+  /**
+   * Required for `ZARR_MODE_WRITE`. Removes `key`; a missing key is `ZARR_OK`.
+   */
+  zarr_status (*erase)(void *user_data, const char *key);
+  /**
+   * Optional. Calls `add(sink, key)` for every key that starts with `prefix` (empty, or
+   * ending in `/`), in any order; other keys it passes are ignored. Without it, listing
+   * members, deleting, moving, copying and consolidating are `ZARR_ERR_UNSUPPORTED`;
+   * opening and reading by path work.
+   */
+  zarr_status (*list)(void *user_data, const char *prefix, zarr_key_sink_fn add, void *sink);
+  /**
+   * Optional. Called once, when the store handle and every array and group opened from it
+   * are closed; when `zarr_store_open_callbacks` fails, before it returns (unless
+   * `version` is wrong: then nothing of the structure is used).
+   */
+  void (*release)(void *user_data);
+} zarr_store_callbacks;
 
 /**
  * The element order inside chunks (`zarr_array_order`).
@@ -643,6 +718,132 @@ zarr_status zarr_store_refresh_consolidated(zarr_store *store, bool *out_in_use)
  * `store` must be a live handle and `out_in_use` writable.
  */
 zarr_status zarr_store_uses_consolidated(const zarr_store *store, bool *out_in_use);
+
+/* ==== Stores of the caller's own: callbacks =================================================== */
+
+/**
+ * Gives the message of the failure a store callback is about to return (call it from the
+ * callback, on its thread, before returning the failing status). NULL clears it. Copied.
+ *
+ * # Safety
+ * `message` must be NULL or a NUL-terminated string.
+ */
+void zarr_store_callback_error(const char *message);
+
+/**
+ * Opens a store whose keys and values the caller keeps, through the functions in
+ * `*callbacks` (copied; see `zarr_store_callbacks`): a database, a cache, a service of the
+ * program's own, or a Python `dict` through ctypes. Everything else works on it as on a
+ * directory store, including consolidated metadata (read here unless `mode` includes
+ * `ZARR_OPEN_IGNORE_CONSOLIDATED`). Partial-chunk writes of handles opened over the same
+ * `user_data` exclude each other; the functions themselves must make each `write` replace
+ * its value at once for other readers. A `version` other than
+ * `ZARR_STORE_CALLBACKS_VERSION`, or a function the mode needs missing, is
+ * `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `callbacks` must point to a filled `zarr_store_callbacks` whose functions suit its
+ * `user_data`; `out_store` must point to writable memory.
+ */
+zarr_status zarr_store_open_callbacks(const zarr_store_callbacks *callbacks,
+                                      zarr_open_mode mode,
+                                      zarr_store **out_store);
+
+/* ==== Store keys: raw values, listings, sizes, removal ======================================== */
+
+/**
+ * Whether `key` holds a value (`*out_exists`) and its length in bytes (`*out_size`, 0 when
+ * there is none). Keys are exact: `"a/b/.zarray"`, `"a/b/0.0"`, `"zarr.json"`; no
+ * normalisation is applied, and an empty segment, `.` or `..` is `ZARR_ERR_INVALID_PATH`.
+ *
+ * # Safety
+ * `store` must be a live handle, `key` a NUL-terminated string, the outputs writable.
+ */
+zarr_status zarr_store_value_size(const zarr_store *store,
+                                  const char *key,
+                                  bool *out_exists,
+                                  uint64_t *out_size);
+
+/**
+ * Reads the value under `key` from byte `offset`: as many bytes as `buffer_len` allows, up
+ * to its end, into `buffer`, their number into `*out_len` (so a `buffer_len` of the size
+ * `zarr_store_value_size` gave reads it whole; 0 is valid). A missing key is
+ * `ZARR_ERR_NOT_FOUND`, an `offset` past the end `ZARR_ERR_OUT_OF_BOUNDS`. On object
+ * storage only the bytes asked for are fetched.
+ *
+ * # Safety
+ * `store` must be a live handle, `key` a NUL-terminated string, `buffer` writable for
+ * `buffer_len` bytes (NULL when 0), `out_len` writable.
+ */
+zarr_status zarr_store_get(const zarr_store *store,
+                           const char *key,
+                           uint64_t offset,
+                           void *buffer,
+                           size_t buffer_len,
+                           size_t *out_len);
+
+/**
+ * Stores the `length` bytes at `value` under `key`, replacing any value it had (on a
+ * directory store atomically, through a temporary file renamed over it). Metadata keys are
+ * written as given, unchecked, and consolidated metadata in use through this handle follows.
+ * `ZARR_ERR_READ_ONLY` on a store opened for reading.
+ *
+ * # Safety
+ * `store` must be a live handle, `key` a NUL-terminated string, `value` readable for
+ * `length` bytes (NULL when 0).
+ */
+zarr_status zarr_store_set(zarr_store *store, const char *key, const void *value, size_t length);
+
+/**
+ * Removes the value under `key`; a missing key is `ZARR_ERR_NOT_FOUND` (as Python's
+ * `del store[key]`), so a typo does not pass unnoticed.
+ *
+ * # Safety
+ * `store` must be a live handle and `key` a NUL-terminated string.
+ */
+zarr_status zarr_store_erase(zarr_store *store, const char *key);
+
+/**
+ * Every key below `prefix` at any depth as a sorted JSON array of strings (`""`: every key
+ * of the store; `"a/b"` and `"a/b/"` both list the keys starting with `a/b/`); free with
+ * `zarr_string_free`. A web server (`http://`) cannot be listed: `ZARR_ERR_UNSUPPORTED`.
+ *
+ * # Safety
+ * `store` must be a live handle, `prefix` a NUL-terminated string, `out_json` writable.
+ */
+zarr_status zarr_store_list_keys(const zarr_store *store, const char *prefix, char **out_json);
+
+/**
+ * The names one level below `prefix` as a sorted JSON array of strings, keys and
+ * "directories" alike (zarr-python's `listdir`: keys `a/x` and `a/y/0` give `["x", "y"]`
+ * for `"a"`); free with `zarr_string_free`.
+ *
+ * # Safety
+ * `store` must be a live handle, `prefix` a NUL-terminated string, `out_json` writable.
+ */
+zarr_status zarr_store_list_dir(const zarr_store *store, const char *prefix, char **out_json);
+
+/**
+ * The total length in bytes of the values stored under `path`: the key `path` itself and
+ * every key below it, at any depth (`""`: the whole store; an array's path: its metadata,
+ * attributes and every chunk). zarr-python 2's `getsize` counts only the values directly
+ * below a path, missing nested chunk keys (`dimension_separator` `"/"`) and members.
+ *
+ * # Safety
+ * `store` must be a live handle, `path` a NUL-terminated string, `out_size` writable.
+ */
+zarr_status zarr_store_getsize(const zarr_store *store, const char *path, uint64_t *out_size);
+
+/**
+ * Removes the key `path` and every key below it, whatever they are (`""`: everything in the
+ * store, as zarr-python's `rmdir(store)`); nothing there is not an error. Node documents go
+ * first, so a failure part-way leaves no array whose chunks are gone. Handles open on
+ * removed arrays read the fill value afterwards.
+ *
+ * # Safety
+ * `store` must be a live handle and `path` a NUL-terminated string.
+ */
+zarr_status zarr_store_rmdir(zarr_store *store, const char *path);
 
 /* ==== Groups ================================================================================== */
 

@@ -275,10 +275,7 @@ pub fn delete_node(store: &StoreHandle, path: &str) -> Result<()> {
             "nothing to delete at path {path:?}"
         )));
     }
-    for key in store.list_prefix(&format!("{path}/"))? {
-        store.erase(&key)?;
-    }
-    Ok(())
+    crate::keys::erase_keys(store, store.list_prefix(&format!("{path}/"))?)
 }
 
 /// Moves the array or group at `from` (with everything below it) to `to`, which must hold

@@ -17,6 +17,7 @@ pub mod ffi;
 pub mod group;
 mod group_info;
 pub mod hierarchy;
+pub mod keys;
 pub mod metadata;
 pub mod parallel;
 pub mod path;

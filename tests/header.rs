@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// The header's sections, in the order a user meets them: the first function of each and its
 /// title. cbindgen writes the functions in the order of the modules of `src/ffi/mod.rs`.
-const SECTIONS: [(&str, &str); 12] = [
+const SECTIONS: [(&str, &str); 14] = [
     (
         "zarr_version",
         "The library: version, features, statuses and errors",
@@ -14,6 +14,14 @@ const SECTIONS: [(&str, &str); 12] = [
     (
         "zarr_store_open",
         "Stores: directories, zip files, memory, object storage, web servers",
+    ),
+    (
+        "zarr_store_callback_error",
+        "Stores of the caller's own: callbacks",
+    ),
+    (
+        "zarr_store_value_size",
+        "Store keys: raw values, listings, sizes, removal",
     ),
     ("zarr_group_create", "Groups"),
     ("zarr_array_create", "Arrays: create, open, describe"),

@@ -128,6 +128,85 @@ _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_create_format"] = [_h, C.c_char_p, C.c_int32, _out_h]
 
 
+# Stores of the caller's own (zarr_store_callbacks) and raw keys
+_SIZE_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, C.POINTER(C.c_bool), _u64p)
+_READ_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, C.c_uint64, C.c_void_p, _sz)
+_WRITE_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, C.c_void_p, _sz)
+_ERASE_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p)
+_KEY_SINK_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_char_p)
+_LIST_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, _KEY_SINK_FN, C.c_void_p)
+_RELEASE_FN = C.CFUNCTYPE(None, C.c_void_p)
+STORE_CALLBACKS_VERSION = 1
+ERR_NOT_FOUND, ERR_IO, ERR_PERMISSION_DENIED, ERR_INTERNAL = -5, -11, -16, -99
+
+
+class StoreCallbacks(C.Structure):
+    """zarr_store_callbacks."""
+    _fields_ = [("version", C.c_uint32), ("thread_safe", C.c_int32), ("name", C.c_char_p),
+                ("user_data", C.c_void_p), ("size", _SIZE_FN), ("read", _READ_FN), ("write", _WRITE_FN),
+                ("erase", _ERASE_FN), ("list", _LIST_FN), ("release", _RELEASE_FN)]
+
+
+_SIGNATURES["zarr_store_open_callbacks"] = [C.POINTER(StoreCallbacks), C.c_int32, _out_h]
+_SIGNATURES["zarr_store_value_size"] = [_h, C.c_char_p, C.POINTER(C.c_bool), _u64p]
+_SIGNATURES["zarr_store_get"] = [_h, C.c_char_p, C.c_uint64, C.c_void_p, _sz, _szp]
+_SIGNATURES["zarr_store_set"] = [_h, C.c_char_p, C.c_void_p, _sz]
+_SIGNATURES["zarr_store_erase"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_store_list_keys"] = [_h, C.c_char_p, _out_s]
+_SIGNATURES["zarr_store_list_dir"] = [_h, C.c_char_p, _out_s]
+_SIGNATURES["zarr_store_getsize"] = [_h, C.c_char_p, _u64p]
+_SIGNATURES["zarr_store_rmdir"] = [_h, C.c_char_p]
+_live_callbacks = {}  # the functions of open mapping stores by number, until libzarr releases them
+_RELEASE = _RELEASE_FN(lambda number: _live_callbacks.pop(number, None))  # never freed itself
+
+
+def _mapping_callbacks(mapping, name, thread_safe):
+    """zarr_store_callbacks over a MutableMapping of str keys and bytes values. A KeyError is a
+    missing key; any other exception is the failing call's ZARR_ERR_IO (PermissionError:
+    ZARR_ERR_PERMISSION_DENIED) with its text as the message."""
+    def guarded(body):
+        def call(*args):
+            try:
+                body(*args)
+                return 0
+            except BaseException as e:  # an exception must not cross into C
+                lib().zarr_store_callback_error(f"{type(e).__name__}: {e}".encode("utf-8", "replace"))
+                return ERR_PERMISSION_DENIED if isinstance(e, PermissionError) else ERR_IO
+        return call
+
+    def size(_u, key, out_exists, out_size):
+        try:
+            n = len(mapping[key.decode()])
+            out_exists[0], out_size[0] = True, n
+        except KeyError:
+            out_exists[0], out_size[0] = False, 0
+
+    def read(_u, key, offset, buffer, length):
+        value = memoryview(mapping[key.decode()])[offset:offset + length]
+        if len(value) != length:
+            raise ValueError(f"value of {key.decode()!r} changed while it was read")
+        C.memmove(buffer, bytes(value), length)
+
+    def write(_u, key, value, length):
+        mapping[key.decode()] = C.string_at(value, length) if length else b""
+
+    def erase(_u, key):
+        mapping.pop(key.decode(), None)
+
+    def list_keys(_u, prefix, add, sink):
+        p = prefix.decode()
+        for key in list(mapping.keys()):
+            if key.startswith(p):
+                add(sink, key.encode())
+
+    number = max(_live_callbacks, default=0) + 1
+    cb = StoreCallbacks(STORE_CALLBACKS_VERSION, 1 if thread_safe else 0, name.encode(), number,
+                        _SIZE_FN(guarded(size)), _READ_FN(guarded(read)), _WRITE_FN(guarded(write)),
+                        _ERASE_FN(guarded(erase)), _LIST_FN(guarded(list_keys)), _RELEASE)
+    _live_callbacks[number] = cb
+    return cb
+
+
 def _progress_fn(progress):
     """A zarr_progress_fn calling progress(dict of the four counts), which returns True to cancel;
     NULL for None. Keep the result alive for the call."""
@@ -160,6 +239,7 @@ def lib():
             getattr(l, name).argtypes, getattr(l, name).restype = [], C.c_char_p
         l.zarr_status_name.argtypes, l.zarr_status_name.restype = [_st], C.c_char_p
         l.zarr_string_free.argtypes, l.zarr_string_free.restype = [C.c_void_p], None
+        l.zarr_store_callback_error.argtypes, l.zarr_store_callback_error.restype = [C.c_char_p], None
         _lib = l
     return _lib
 
@@ -298,6 +378,52 @@ class Store(_Handle):
               None if options is None else _enc(options), C.byref(out))
         return cls(out)
 
+    @classmethod
+    def open_mapping(cls, mapping, mode="r", name="mapping", thread_safe=False):
+        """zarr_store_open_callbacks over a MutableMapping (a dict, a shelve, a database wrapper) of
+        str keys and bytes values: what zarr-python 2 accepts as a store. thread_safe=True lets
+        libzarr's threads call it at once (each call holds the GIL for its own work)."""
+        mode = {"r": MODE_READ, "w": MODE_WRITE}.get(mode, mode)
+        cb = _mapping_callbacks(mapping, name, thread_safe)
+        out = C.c_void_p()
+        _call("zarr_store_open_callbacks", C.byref(cb), mode, C.byref(out))
+        return cls(out)
+
+    def value_size(self, key):
+        """zarr_store_value_size: the length of the value under `key`, None when there is none."""
+        exists, size = C.c_bool(), C.c_uint64()
+        _call("zarr_store_value_size", self.handle, _enc(key), C.byref(exists), C.byref(size))
+        return size.value if exists.value else None
+
+    def get(self, key, offset=0, length=None):
+        """zarr_store_get: the value under `key` from `offset`, `length` bytes at most (None: to the end)."""
+        if length is None:
+            length = max((self.value_size(key) or 0) - offset, 0)
+        buf, got = C.create_string_buffer(max(length, 1)), C.c_size_t()
+        _call("zarr_store_get", self.handle, _enc(key), offset, buf, length, C.byref(got))
+        return buf.raw[:got.value]
+
+    def set(self, key, value):
+        value = bytes(value)
+        _call("zarr_store_set", self.handle, _enc(key), value, len(value))
+
+    def erase(self, key):
+        _call("zarr_store_erase", self.handle, _enc(key))
+
+    def list_keys(self, prefix=""):
+        return json.loads(_string("zarr_store_list_keys", self.handle, _enc(prefix)))
+
+    def list_dir(self, prefix=""):
+        return json.loads(_string("zarr_store_list_dir", self.handle, _enc(prefix)))
+
+    def getsize(self, path=""):
+        size = C.c_uint64()
+        _call("zarr_store_getsize", self.handle, _enc(path), C.byref(size))
+        return size.value
+
+    def rmdir(self, path=""):
+        _call("zarr_store_rmdir", self.handle, _enc(path))
+
     def _open(self, fn, kind, path, *extra):
         out = C.c_void_p()
         _call(fn, self.handle, _enc(path), *extra, C.byref(out))
@@ -344,6 +470,7 @@ class Store(_Handle):
 
 
 open_store = Store.open
+open_mapping = Store.open_mapping
 
 
 class _Attrs:

@@ -9,6 +9,10 @@ mod status;
 
 mod store;
 
+mod callback_store;
+
+mod keys;
+
 mod group;
 
 mod array;
@@ -32,9 +36,11 @@ mod boundary;
 mod tests;
 
 pub use array::*;
+pub use callback_store::*;
 pub use copy::*;
 pub use dtype::*;
 pub use group::*;
+pub use keys::*;
 pub use node::*;
 pub use resize::*;
 pub use selection::*;

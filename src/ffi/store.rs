@@ -146,17 +146,21 @@ fn open(
 ) -> Result<()> {
     let location = str_arg(location, "location")?;
     let out = out_arg(out_store, "out_store")?;
-    let open_mode = match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
-        ZARR_MODE_READ => OpenMode::Read,
-        ZARR_MODE_WRITE => OpenMode::Write,
-        _ => return Err(Error::InvalidArgument(format!("unknown open mode {mode}"))),
-    };
-    let inner = StoreHandle::open_with_options(location, open_mode, options)?;
+    let inner = StoreHandle::open_with_options(location, open_mode(mode)?, options)?;
     if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
         consolidated::load(&inner)?;
     }
     give_handle(out, zarr_store { inner });
     Ok(())
+}
+
+/// The store mode of a `zarr_open_mode`, whose flags are read by the caller.
+pub(super) fn open_mode(mode: zarr_open_mode) -> Result<OpenMode> {
+    match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
+        ZARR_MODE_READ => Ok(OpenMode::Read),
+        ZARR_MODE_WRITE => Ok(OpenMode::Write),
+        _ => Err(Error::InvalidArgument(format!("unknown open mode {mode}"))),
+    }
 }
 
 /// Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing

@@ -321,6 +321,9 @@ pub enum StoreKind {
     Memory,
     /// An S3-compatible bucket or a web server ([`RemoteStore`]).
     Remote,
+    /// A backend of the caller's own ([`StoreHandle::over_backend`]), such as a C program's
+    /// callbacks.
+    Caller,
 }
 
 impl StoreKind {
@@ -331,6 +334,7 @@ impl StoreKind {
             StoreKind::Zip => "zip",
             StoreKind::Memory => "memory",
             StoreKind::Remote => "remote",
+            StoreKind::Caller => "caller",
         }
     }
 }
@@ -447,6 +451,27 @@ impl StoreHandle {
             process_locks,
             consolidated: RwLock::new(None),
         }))
+    }
+
+    /// A store over a backend of the caller's own: `name` is what messages call it, `scope`
+    /// what identifies its keys for the chunk locks (handles over the same keys must give the
+    /// same scope, so that their partial-chunk writes exclude each other). Consolidated
+    /// metadata is not read here.
+    pub fn over_backend(
+        backend: Box<dyn Store>,
+        name: &str,
+        scope: &str,
+        mode: OpenMode,
+    ) -> Arc<StoreHandle> {
+        Arc::new(StoreHandle {
+            backend,
+            kind: StoreKind::Caller,
+            mode,
+            location: name.to_string(),
+            lock_scope: format!("caller:{scope}"),
+            process_locks: None,
+            consolidated: RwLock::new(None),
+        })
     }
 
     /// The location the store was opened with.
@@ -776,8 +801,10 @@ impl StoreHandle {
         if std::ptr::eq(self, other) {
             return true;
         }
-        if self.location == "memory:" || other.location == "memory:" {
-            return false;
+        if [self.kind, other.kind].contains(&StoreKind::Memory)
+            || [self.kind, other.kind].contains(&StoreKind::Caller)
+        {
+            return self.lock_scope == other.lock_scope;
         }
         match (
             std::fs::canonicalize(&self.location),

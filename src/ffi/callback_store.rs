@@ -1,0 +1,458 @@
+//! Stores of the caller's own: a C program's functions as a store's backend (zarr-python's
+//! "any MutableMapping").
+
+use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
+use super::status::*;
+use super::store::{open_mode, zarr_open_mode, zarr_store, ZARR_OPEN_IGNORE_CONSOLIDATED};
+use crate::consolidated;
+use crate::error::{Error, Result};
+use crate::store::{OpenMode, Store, StoreHandle, ValueReader};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::Mutex;
+
+/// The version of `zarr_store_callbacks` this header describes: set its `version` to it.
+pub const ZARR_STORE_CALLBACKS_VERSION: u32 = 1;
+
+/// Receives the keys a `list` callback finds: `sink` as given to `list`, `key` a
+/// NUL-terminated UTF-8 key, read during the call only.
+#[allow(non_camel_case_types)]
+pub type zarr_key_sink_fn = Option<unsafe extern "C" fn(sink: *mut c_void, key: *const c_char)>;
+
+/// The functions of a store kept by the caller (`zarr_store_open_callbacks`). Each returns
+/// `ZARR_OK`, or a status saying what failed (`ZARR_ERR_NOT_FOUND`, `ZARR_ERR_IO`,
+/// `ZARR_ERR_PERMISSION_DENIED`, `ZARR_ERR_TIMEOUT`, ...; other values are `ZARR_ERR_IO`),
+/// after calling `zarr_store_callback_error` with a message for it where it has one. That
+/// status and message become the status and `zarr_last_error` text of the libzarr call that
+/// needed the value, with the key and the store's name. Keys are NUL-terminated UTF-8
+/// strings of `/`-separated segments (`"a/b/.zarray"`, `"a/b/0.0"`), valid during the call
+/// only; `user_data` is passed to every function.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct zarr_store_callbacks {
+    /// `ZARR_STORE_CALLBACKS_VERSION`.
+    pub version: u32,
+    /// Nonzero when the functions may run on several threads at once (libzarr's thread pool
+    /// reads and writes chunks in parallel); 0 makes libzarr call them one at a time.
+    pub thread_safe: i32,
+    /// What the store is called in messages (NULL: `"callbacks"`); copied.
+    pub name: *const c_char,
+    /// Passed to every function; must stay valid until `release` is called.
+    pub user_data: *mut c_void,
+    /// Required. Whether `key` holds a value (`*out_exists`, a `bool`) and its length in
+    /// bytes (`*out_size`). A missing key is `ZARR_OK` with `*out_exists = false`, never an
+    /// error.
+    pub size: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            key: *const c_char,
+            out_exists: *mut bool,
+            out_size: *mut u64,
+        ) -> zarr_status,
+    >,
+    /// Required. Fills `buffer` with exactly `length` bytes of the value under `key`,
+    /// starting at byte `offset`; libzarr asks only for bytes inside the length `size` gave,
+    /// so a shorter value (it changed meanwhile) is an error to report.
+    pub read: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            key: *const c_char,
+            offset: u64,
+            buffer: *mut c_void,
+            length: usize,
+        ) -> zarr_status,
+    >,
+    /// Required for `ZARR_MODE_WRITE`. Stores the `length` bytes at `value` under `key`,
+    /// replacing any value it had.
+    pub write: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            key: *const c_char,
+            value: *const c_void,
+            length: usize,
+        ) -> zarr_status,
+    >,
+    /// Required for `ZARR_MODE_WRITE`. Removes `key`; a missing key is `ZARR_OK`.
+    pub erase:
+        Option<unsafe extern "C" fn(user_data: *mut c_void, key: *const c_char) -> zarr_status>,
+    /// Optional. Calls `add(sink, key)` for every key that starts with `prefix` (empty, or
+    /// ending in `/`), in any order; other keys it passes are ignored. Without it, listing
+    /// members, deleting, moving, copying and consolidating are `ZARR_ERR_UNSUPPORTED`;
+    /// opening and reading by path work.
+    pub list: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            prefix: *const c_char,
+            add: zarr_key_sink_fn,
+            sink: *mut c_void,
+        ) -> zarr_status,
+    >,
+    /// Optional. Called once, when the store handle and every array and group opened from it
+    /// are closed; when `zarr_store_open_callbacks` fails, before it returns (unless
+    /// `version` is wrong: then nothing of the structure is used).
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+}
+
+thread_local! {
+    /// The message the running callback gave with `zarr_store_callback_error`.
+    static CALLBACK_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Gives the message of the failure a store callback is about to return (call it from the
+/// callback, on its thread, before returning the failing status). NULL clears it. Copied.
+///
+/// # Safety
+/// `message` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_callback_error(message: *const c_char) {
+    let message = (!message.is_null())
+        // SAFETY: a NUL-terminated string, as documented.
+        .then(|| {
+            unsafe { CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned()
+        });
+    CALLBACK_ERROR.with(|m| *m.borrow_mut() = message);
+}
+
+/// Opens a store whose keys and values the caller keeps, through the functions in
+/// `*callbacks` (copied; see `zarr_store_callbacks`): a database, a cache, a service of the
+/// program's own, or a Python `dict` through ctypes. Everything else works on it as on a
+/// directory store, including consolidated metadata (read here unless `mode` includes
+/// `ZARR_OPEN_IGNORE_CONSOLIDATED`). Partial-chunk writes of handles opened over the same
+/// `user_data` exclude each other; the functions themselves must make each `write` replace
+/// its value at once for other readers. A `version` other than
+/// `ZARR_STORE_CALLBACKS_VERSION`, or a function the mode needs missing, is
+/// `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `callbacks` must point to a filled `zarr_store_callbacks` whose functions suit its
+/// `user_data`; `out_store` must point to writable memory.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_open_callbacks(
+    callbacks: *const zarr_store_callbacks,
+    mode: zarr_open_mode,
+    out_store: *mut *mut zarr_store,
+) -> zarr_status {
+    run(|| {
+        let callbacks = ref_arg(callbacks, "callbacks")?;
+        let out = out_arg(out_store, "out_store")?;
+        let open = open_mode(mode)?;
+        let backend = CallbackStore::new(callbacks, open)?;
+        let (name, scope) = (backend.name.clone(), format!("{:p}", callbacks.user_data));
+        let inner = StoreHandle::over_backend(Box::new(backend), &name, &scope, open);
+        if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
+            consolidated::load(&inner)?;
+        }
+        give_handle(out, zarr_store { inner });
+        Ok(())
+    })
+}
+
+/// The caller's functions as a [`Store`].
+struct CallbackStore {
+    functions: zarr_store_callbacks,
+    user_data: *mut c_void,
+    name: String,
+    /// Held around every call when the functions are not thread-safe.
+    one_at_a_time: Option<Mutex<()>>,
+}
+
+// SAFETY: the caller promises that its functions may be called from any thread with its
+// `user_data` (one at a time unless it says they are thread-safe, which `one_at_a_time`
+// enforces).
+unsafe impl Send for CallbackStore {}
+// SAFETY: as above.
+unsafe impl Sync for CallbackStore {}
+
+impl std::fmt::Debug for CallbackStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallbackStore({:?})", self.name)
+    }
+}
+
+impl Drop for CallbackStore {
+    fn drop(&mut self) {
+        if let Some(release) = self.functions.release {
+            // SAFETY: `user_data` is the caller's, valid until this call, as documented.
+            unsafe { release(self.user_data) };
+        }
+    }
+}
+
+impl CallbackStore {
+    /// Takes the functions of `callbacks`, checking the version and the functions `mode`
+    /// needs. Once the version is right, a failure releases `user_data` (as dropping does).
+    fn new(callbacks: &zarr_store_callbacks, mode: OpenMode) -> Result<CallbackStore> {
+        if callbacks.version != ZARR_STORE_CALLBACKS_VERSION {
+            return Err(Error::InvalidArgument(format!(
+                "zarr_store_callbacks version {} is not {ZARR_STORE_CALLBACKS_VERSION}, the version this library knows",
+                callbacks.version
+            )));
+        }
+        let name = match callbacks.name.is_null() {
+            true => Ok("callbacks".to_string()),
+            false => str_arg(callbacks.name, "callbacks->name").map(str::to_string),
+        };
+        let store = CallbackStore {
+            functions: zarr_store_callbacks {
+                name: std::ptr::null(),
+                ..*callbacks
+            },
+            user_data: callbacks.user_data,
+            name: name.as_deref().unwrap_or("callbacks").to_string(),
+            one_at_a_time: (callbacks.thread_safe == 0).then(|| Mutex::new(())),
+        };
+        name?;
+        let f = &store.functions;
+        let needed = [
+            ("size", f.size.is_some()),
+            ("read", f.read.is_some()),
+            ("write", mode == OpenMode::Read || f.write.is_some()),
+            ("erase", mode == OpenMode::Read || f.erase.is_some()),
+        ];
+        if let Some((what, _)) = needed.iter().find(|(_, there)| !there) {
+            return Err(Error::InvalidArgument(format!(
+                "store {:?}: zarr_store_callbacks has no {what} function",
+                store.name
+            )));
+        }
+        Ok(store)
+    }
+
+    /// Runs `call` (one of the caller's functions; `what` says which, on which key) and turns
+    /// a failing status into the error it names, with the callback's message.
+    fn call(
+        &self,
+        what: &str,
+        key: &str,
+        call: impl FnOnce(*const c_char) -> zarr_status,
+    ) -> Result<()> {
+        let key_c = CString::new(key)
+            .map_err(|_| Error::InvalidPath(format!("store key {key:?} holds a NUL")))?;
+        CALLBACK_ERROR.with(|m| m.borrow_mut().take());
+        let status = {
+            let _turn = self
+                .one_at_a_time
+                .as_ref()
+                .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()));
+            call(key_c.as_ptr())
+        };
+        if status == ZARR_OK {
+            return Ok(());
+        }
+        let said = CALLBACK_ERROR
+            .with(|m| m.borrow_mut().take())
+            .unwrap_or_else(|| format!("status {status}"));
+        let message = format!(
+            "{what} of key {key:?} in store {:?} failed: {said}",
+            self.name
+        );
+        Err(match status {
+            ZARR_ERR_NOT_FOUND => Error::NotFound(message),
+            ZARR_ERR_PERMISSION_DENIED => Error::PermissionDenied(message),
+            ZARR_ERR_READ_ONLY => Error::ReadOnly(message),
+            ZARR_ERR_TIMEOUT => Error::Timeout(message),
+            ZARR_ERR_UNREACHABLE => Error::Unreachable(message),
+            ZARR_ERR_UNSUPPORTED => Error::Unsupported(message),
+            ZARR_ERR_INVALID_ARGUMENT => Error::InvalidArgument(message),
+            ZARR_ERR_INVALID_PATH => Error::InvalidPath(message),
+            ZARR_ERR_TOO_LARGE => Error::TooLarge(message),
+            ZARR_ERR_CORRUPT_CHUNK => Error::CorruptChunk(message),
+            _ => Error::Io(message),
+        })
+    }
+
+    /// The length of the value under `key`, if any.
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let (mut exists, mut size) = (false, 0u64);
+        let size_fn = self.required(self.functions.size, "size")?;
+        self.call("size", key, |k| {
+            // SAFETY: the caller's function with its `user_data`, a key valid during the
+            // call, and two writable outputs.
+            unsafe { size_fn(self.user_data, k, &mut exists, &mut size) }
+        })?;
+        Ok(exists.then_some(size))
+    }
+
+    /// Reads `buf.len()` bytes of `key`'s value from `offset`.
+    fn read(&self, key: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let read = self.required(self.functions.read, "read")?;
+        self.call("read", key, |k| {
+            // SAFETY: as in `size`; `buf` is writable for its length.
+            unsafe {
+                read(
+                    self.user_data,
+                    k,
+                    offset,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                )
+            }
+        })
+    }
+
+    /// The function `function`, or the error of a store opened without it.
+    fn required<F>(&self, function: Option<F>, what: &str) -> Result<F> {
+        function.ok_or_else(|| {
+            Error::Unsupported(format!(
+                "store {:?} was opened without a {what} function",
+                self.name
+            ))
+        })
+    }
+}
+
+impl Store for CallbackStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        Ok(self.get_into(key, &mut buf)?.then_some(buf))
+    }
+
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        buf.clear();
+        let Some(size) = self.size(key)? else {
+            return Ok(false);
+        };
+        let too_large = || {
+            Error::TooLarge(format!(
+                "store {:?} says key {key:?} holds {size} bytes, more than this process can hold",
+                self.name
+            ))
+        };
+        let len = usize::try_from(size).map_err(|_| too_large())?;
+        buf.try_reserve_exact(len).map_err(|_| too_large())?;
+        buf.resize(len, 0);
+        self.read(key, 0, buf)?;
+        Ok(true)
+    }
+
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+        Ok(self.size(key)?.map(|len| {
+            Box::new(CallbackValue {
+                store: self,
+                key: key.to_string(),
+                len,
+            }) as Box<dyn ValueReader>
+        }))
+    }
+
+    fn value_len(&self, key: &str) -> Result<Option<u64>> {
+        self.size(key)
+    }
+
+    fn contains(&self, key: &str) -> Result<bool> {
+        Ok(self.size(key)?.is_some())
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let write = self.required(self.functions.write, "write")?;
+        self.call("write", key, |k| {
+            // SAFETY: as in `size`; `value` is readable for its length.
+            unsafe { write(self.user_data, k, value.as_ptr().cast(), value.len()) }
+        })
+    }
+
+    fn erase(&self, key: &str) -> Result<()> {
+        let erase = self.required(self.functions.erase, "erase")?;
+        // SAFETY: as in `size`.
+        self.call("erase", key, |k| unsafe { erase(self.user_data, k) })
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let list = self.required(self.functions.list, "list")?;
+        let mut found = KeysFound {
+            prefix,
+            keys: Vec::new(),
+            not_utf8: false,
+        };
+        self.call("listing", prefix, |p| {
+            // SAFETY: as in `size`; `add_key` suits `found`, which outlives the call.
+            unsafe {
+                list(
+                    self.user_data,
+                    p,
+                    Some(add_key),
+                    std::ptr::from_mut(&mut found).cast(),
+                )
+            }
+        })?;
+        if found.not_utf8 {
+            return Err(Error::InvalidPath(format!(
+                "store {:?} listed a key that is not UTF-8 below {prefix:?}",
+                self.name
+            )));
+        }
+        let mut keys = found.keys;
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self
+            .list_prefix(prefix)?
+            .iter()
+            .filter_map(|key| key[prefix.len()..].split('/').next())
+            .map(str::to_string)
+            .collect();
+        names.dedup();
+        Ok(names)
+    }
+}
+
+/// What a `list` callback has passed to [`add_key`] so far.
+struct KeysFound<'a> {
+    prefix: &'a str,
+    keys: Vec<String>,
+    not_utf8: bool,
+}
+
+/// The `add` function handed to `list`: keeps the keys below the prefix.
+unsafe extern "C" fn add_key(sink: *mut c_void, key: *const c_char) {
+    if sink.is_null() || key.is_null() {
+        return;
+    }
+    // SAFETY: `sink` is the `KeysFound` that `list_prefix` handed to `list`, and the caller's
+    // function calls this during that call; `key` is NUL-terminated, as documented.
+    let (found, key) = unsafe { (&mut *sink.cast::<KeysFound>(), CStr::from_ptr(key)) };
+    match key.to_str() {
+        Ok(key) if key.starts_with(found.prefix) && crate::path::validate_key(key).is_ok() => {
+            found.keys.push(key.to_string())
+        }
+        Ok(_) => {}
+        Err(_) => found.not_utf8 = true,
+    }
+}
+
+/// A value of a [`CallbackStore`], read in parts with its `read` function.
+struct CallbackValue<'a> {
+    store: &'a CallbackStore,
+    key: String,
+    len: u64,
+}
+
+impl ValueReader for CallbackValue<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if offset
+            .checked_add(buf.len() as u64)
+            .is_none_or(|end| end > self.len)
+        {
+            return Err(Error::CorruptChunk(format!(
+                "value of key {:?} in store {:?} holds {} bytes, which end before byte {offset} + {}",
+                self.key,
+                self.store.name,
+                self.len,
+                buf.len()
+            )));
+        }
+        self.store.read(&self.key, offset, buf)
+    }
+}
