@@ -39,7 +39,7 @@ READS = 1_000
 def make_hierarchy(path):
     if (path / ".zmetadata").exists():
         return
-    with libzarr.open_store(path, "w") as store:
+    with libzarr.open_store(path, "a") as store:
         for g in range(GROUPS):
             with store.create_group(f"g{g}") as group:
                 group.set_attrs({"index": g})
@@ -53,7 +53,7 @@ def make_big(path):
     if (path / ".zarray").exists():
         return
     rows = np.arange(BIG["shape"][1], dtype="<f8")
-    with libzarr.open_store(path, "w") as store, store.create_array("", BIG) as arr:
+    with libzarr.open_store(path, "a") as store, store.create_array("", BIG) as arr:
         for r in range(0, BIG["shape"][0], 512):
             arr.write(np.sin(rows[None, :] * 1e-3 + np.arange(r, r + 512)[:, None]), (r, 0))
 
@@ -91,7 +91,7 @@ def fresh(path):
 
 
 def libzarr_copy_store(src):
-    with libzarr.open_store(src) as s, libzarr.open_store(fresh(DATA / "copy"), "w") as d:
+    with libzarr.open_store(src) as s, libzarr.open_store(fresh(DATA / "copy"), "a") as d:
         s.copy("", d, "")
 
 
@@ -100,7 +100,7 @@ def cp_r(src):
 
 
 def libzarr_rechunk(src):
-    with libzarr.open_store(src) as s, s.open_array("") as a, libzarr.open_store(fresh(DATA / "rechunk"), "w") as d:
+    with libzarr.open_store(src) as s, s.open_array("") as a, libzarr.open_store(fresh(DATA / "rechunk"), "a") as d:
         a.copy_to(d, "r", RECHUNK)
 
 

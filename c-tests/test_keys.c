@@ -102,6 +102,9 @@ static void test_listing_sizes_and_rmdir(zarr_store *s) {
     CHECK_OK(zarr_store_list_keys(s, "g/a", &json));
     CHECK_JSON_EQ(json, "[\"g/a/.zarray\",\"g/a/0/0\",\"g/a/0/1\"]");
     zarr_string_free(json);
+    CHECK_OK(zarr_store_list_dir(s, "g/a", &json)); /* no empty directory left behind */
+    CHECK_JSON_EQ(json, "[\".zarray\",\"0\"]");
+    zarr_string_free(json);
     int32_t back[16];
     CHECK_OK(zarr_array_read(a, 2, start, count, back, sizeof back));
     CHECK(back[0] == 1 && back[8] == 0 && back[15] == 0);
@@ -112,6 +115,9 @@ static void test_listing_sizes_and_rmdir(zarr_store *s) {
     CHECK_OK(zarr_store_rmdir(s, "no/such/prefix"));
     CHECK_OK(zarr_store_rmdir(s, ""));
     CHECK_OK(zarr_store_list_keys(s, "", &json));
+    CHECK_JSON_EQ(json, "[]");
+    zarr_string_free(json);
+    CHECK_OK(zarr_store_list_dir(s, "", &json));
     CHECK_JSON_EQ(json, "[]");
     zarr_string_free(json);
     CHECK_OK(zarr_array_close(a));

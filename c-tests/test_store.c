@@ -53,7 +53,7 @@ static void test_open_errors(void) {
     const char *missing = strf("%s/missing-store.zarr", dir), *file = strf("%s/plain-file", dir);
     int sentinel;
     zarr_store *s = (zarr_store *)&sentinel;
-    static const zarr_open_mode bad_modes[] = {2, -1, 99, INT32_MIN};
+    static const zarr_open_mode bad_modes[] = {5, -1, 99, INT32_MIN}; /* 0-4 are the modes */
 
     CHECK_STATUS(zarr_store_open(missing, ZARR_MODE_READ, &s), ZARR_ERR_NOT_FOUND);
     CHECK_CONTAINS(zarr_last_error(), "missing-store.zarr");

@@ -37,6 +37,9 @@ module zarr
   integer, parameter, public :: ZARR_ERR_INTERNAL = -99
   integer, parameter, public :: ZARR_MODE_READ = 0
   integer, parameter, public :: ZARR_MODE_WRITE = 1
+  integer, parameter, public :: ZARR_MODE_UPDATE = 2
+  integer, parameter, public :: ZARR_MODE_OVERWRITE = 3
+  integer, parameter, public :: ZARR_MODE_CREATE = 4
   integer, parameter, public :: ZARR_OPEN_IGNORE_CONSOLIDATED = 16
   integer, parameter, public :: ZARR_DTYPE_BOOL = 1
   integer, parameter, public :: ZARR_DTYPE_INT = 2

@@ -81,8 +81,10 @@ typedef struct zarr_store zarr_store;
 typedef int32_t zarr_status;
 
 /**
- * How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`, optionally
- * combined (`|`) with `ZARR_OPEN_IGNORE_CONSOLIDATED`.
+ * How `zarr_store_open` opens a store, as zarr-python's `mode` argument: `ZARR_MODE_READ`
+ * (`"r"`), `ZARR_MODE_UPDATE` (`"r+"`), `ZARR_MODE_WRITE` (`"a"`), `ZARR_MODE_OVERWRITE`
+ * (`"w"`) or `ZARR_MODE_CREATE` (`"w-"`), optionally combined (`|`) with
+ * `ZARR_OPEN_IGNORE_CONSOLIDATED`.
  */
 typedef int32_t zarr_open_mode;
 
@@ -187,12 +189,12 @@ typedef struct {
    */
   zarr_status (*read)(void *user_data, const char *key, uint64_t offset, void *buffer, size_t length);
   /**
-   * Required for `ZARR_MODE_WRITE`. Stores the `length` bytes at `value` under `key`,
+   * Required in every mode but `ZARR_MODE_READ`. Stores the `length` bytes at `value` under `key`,
    * replacing any value it had.
    */
   zarr_status (*write)(void *user_data, const char *key, const void *value, size_t length);
   /**
-   * Required for `ZARR_MODE_WRITE`. Removes `key`; a missing key is `ZARR_OK`.
+   * Required in every mode but `ZARR_MODE_READ`. Removes `key`; a missing key is `ZARR_OK`.
    */
   zarr_status (*erase)(void *user_data, const char *key);
   /**
@@ -209,6 +211,12 @@ typedef struct {
    */
   void (*release)(void *user_data);
 } zarr_store_callbacks;
+
+/**
+ * What a create call does with a node already at its path, as zarr-python's modes
+ * (`zarr_group_create_mode`, `zarr_array_create_mode`).
+ */
+typedef int32_t zarr_create_mode;
 
 /**
  * The element order inside chunks (`zarr_array_order`).
@@ -385,20 +393,57 @@ typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_da
 #define ZARR_ERR_INTERNAL -99
 
 /**
- * Read-only: every mutating call returns `ZARR_ERR_READ_ONLY`.
+ * `"r"`: read-only (every mutating call returns `ZARR_ERR_READ_ONLY`); the store must exist.
  */
 #define ZARR_MODE_READ 0
 
 /**
- * Read-write; a directory store is created (with its parents) if missing.
+ * `"a"`: read-write; a directory store is created (with its parents) if missing.
  */
 #define ZARR_MODE_WRITE 1
+
+/**
+ * `"r+"`: read-write; the store must exist (a missing directory or zip file is
+ * `ZARR_ERR_NOT_FOUND`, not created).
+ */
+#define ZARR_MODE_UPDATE 2
+
+/**
+ * `"w"`: read-write; everything the store holds is removed when it is opened (a directory
+ * is created if missing; an existing zip file is replaced by a new, empty one).
+ */
+#define ZARR_MODE_OVERWRITE 3
+
+/**
+ * `"w-"`: read-write; a store that already holds any key is `ZARR_ERR_ALREADY_EXISTS` (a
+ * directory is created if missing; an existing empty one is used).
+ */
+#define ZARR_MODE_CREATE 4
 
 /**
  * Flag: do not use the store's consolidated metadata (`.zmetadata`, or a v3 root
  * `zarr.json`'s `consolidated_metadata`); read every node's own documents instead.
  */
 #define ZARR_OPEN_IGNORE_CONSOLIDATED 16
+
+/**
+ * `"w-"`: an array or group already at the path is `ZARR_ERR_ALREADY_EXISTS`.
+ */
+#define ZARR_CREATE_NEW 0
+
+/**
+ * `"w"` (`overwrite=True`): whatever is at the path, its node and every key below it (at the
+ * root: the whole store), is removed first. An array above the path is
+ * `ZARR_ERR_ALREADY_EXISTS` before anything is removed.
+ */
+#define ZARR_CREATE_OVERWRITE 1
+
+/**
+ * `"a"`: an existing node of the kind asked for is opened instead (for arrays, only one of
+ * the shape and data type asked for, as zarr-python's `require_dataset`; any other is
+ * `ZARR_ERR_ALREADY_EXISTS` saying what differs); otherwise the node is created.
+ */
+#define ZARR_CREATE_OPEN 2
 
 /**
  * Row-major chunks: the last dimension varies fastest.
@@ -733,8 +778,9 @@ void zarr_store_callback_error(const char *message);
 /**
  * Opens a store whose keys and values the caller keeps, through the functions in
  * `*callbacks` (copied; see `zarr_store_callbacks`): a database, a cache, a service of the
- * program's own, or a Python `dict` through ctypes. Everything else works on it as on a
- * directory store, including consolidated metadata (read here unless `mode` includes
+ * program's own, or a Python `dict` through ctypes. `mode` is that of `zarr_store_open`
+ * (`ZARR_MODE_OVERWRITE` erases every key the `list` function gives; `ZARR_MODE_CREATE`
+ * refuses a store where it gives any). Everything else works on it as on a directory store, including consolidated metadata (read here unless `mode` includes
  * `ZARR_OPEN_IGNORE_CONSOLIDATED`). Partial-chunk writes of handles opened over the same
  * `user_data` exclude each other; the functions themselves must make each `write` replace
  * its value at once for other readers. A `version` other than
@@ -873,6 +919,22 @@ zarr_status zarr_group_create_format(zarr_store *store,
                                      zarr_group **out_group);
 
 /**
+ * Creates a group at `path` ("" is the root) and any missing ancestor groups, in Zarr format
+ * `zarr_format` (2 or 3; 0: that of the nearest group above it, v2 in an empty store),
+ * treating what is already at `path` as `mode` says (`ZARR_CREATE_OPEN` is
+ * `zarr_group_create_format`; `ZARR_CREATE_OVERWRITE` at the root empties the store, as
+ * zarr-python's `zarr.group(store, overwrite=True)`).
+ *
+ * # Safety
+ * `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
+ */
+zarr_status zarr_group_create_mode(zarr_store *store,
+                                   const char *path,
+                                   int32_t zarr_format,
+                                   zarr_create_mode mode,
+                                   zarr_group **out_group);
+
+/**
  * The group's Zarr format, 2 or 3, into `*out_format`.
  *
  * # Safety
@@ -990,6 +1052,23 @@ zarr_status zarr_array_create(zarr_store *store,
                               const char *path,
                               const char *zarray_json,
                               zarr_array **out_array);
+
+/**
+ * Creates an array at `path` as `zarr_array_create` does, treating what is already there as
+ * `mode` says: `ZARR_CREATE_NEW` is `zarr_array_create`, `ZARR_CREATE_OVERWRITE` removes the
+ * node there and everything below it first (zarr-python's `mode="w"`, `overwrite=True`),
+ * `ZARR_CREATE_OPEN` opens an existing array of the same shape and data type (`mode="a"`,
+ * `require_dataset`). The document is checked in full before anything is removed.
+ *
+ * # Safety
+ * `store` must be a live handle, `path` and `zarray_json` NUL-terminated strings, and
+ * `out_array` writable.
+ */
+zarr_status zarr_array_create_mode(zarr_store *store,
+                                   const char *path,
+                                   const char *zarray_json,
+                                   zarr_create_mode mode,
+                                   zarr_array **out_array);
 
 /**
  * Opens the array at `path`; `ZARR_ERR_NOT_FOUND` when there is none.

@@ -1,7 +1,7 @@
 //! Groups: nodes that hold arrays and other groups.
 
 use crate::error::{Error, Result};
-use crate::hierarchy::{self, NodeKind};
+use crate::hierarchy::{self, CreateMode, NodeKind};
 use crate::metadata::{self, JsonDocument};
 use crate::path;
 use crate::store::StoreHandle;
@@ -38,27 +38,51 @@ impl Group {
     /// nearest existing group above it (v2 in an empty store); an existing group is simply
     /// opened, an existing array is [`Error::AlreadyExists`].
     pub fn create(store: Arc<StoreHandle>, path: &str) -> Result<Group> {
-        let path = path::normalize(path)?;
-        let format = hierarchy::inherited_format(&store, &path)?.unwrap_or(2);
-        Self::create_format(store, &path, format)
+        Self::create_with_mode(store, path, None, CreateMode::Open)
     }
 
     /// Creates the group at `path` in `format` (2 or 3), with any missing ancestors in the
     /// same format. An existing group of that format is opened; an array, or a group of the
     /// other format, is [`Error::AlreadyExists`].
     pub fn create_format(store: Arc<StoreHandle>, path: &str, format: u8) -> Result<Group> {
+        Self::create_with_mode(store, path, Some(format), CreateMode::Open)
+    }
+
+    /// Creates the group at `path` in `format` (2 or 3; `None`: that of the nearest group
+    /// above it, v2 in an empty store), with any missing ancestors in the same format; what is
+    /// already at `path` is treated as `mode` says: with [`CreateMode::Open`] an existing group
+    /// of that format is opened, and an array or a group of the other format is
+    /// [`Error::AlreadyExists`].
+    pub fn create_with_mode(
+        store: Arc<StoreHandle>,
+        path: &str,
+        format: Option<u8>,
+        mode: CreateMode,
+    ) -> Result<Group> {
         let path = path::normalize(path)?;
-        if !matches!(format, 2 | 3) {
+        if format.is_some_and(|f| !matches!(f, 2 | 3)) {
             return Err(Error::InvalidArgument(format!(
-                "zarr_format must be 2 or 3, got {format}"
+                "zarr_format must be 2 or 3, got {}",
+                format.unwrap_or_default()
             )));
         }
-        let found = hierarchy::node(&store, &path)?;
-        if found.kind == NodeKind::Group && found.format == format {
-            return Self::open(store, &path);
-        }
-        hierarchy::require_vacant(&store, &path)?;
+        let inherited = || hierarchy::inherited_format(&store, &path);
+        let format = match format {
+            Some(format) => format,
+            None => inherited()?.unwrap_or(2),
+        };
         let (key, doc) = hierarchy::new_group_document(&path, format);
+        match mode {
+            CreateMode::Open => {
+                let found = hierarchy::node(&store, &path)?;
+                if found.kind == NodeKind::Group && found.format == format {
+                    return Self::open(store, &path);
+                }
+                hierarchy::require_vacant(&store, &path)?;
+            }
+            CreateMode::New => hierarchy::require_vacant(&store, &path)?,
+            CreateMode::Overwrite => hierarchy::clear_for_overwrite(&store, &path)?,
+        }
         store.check_writable(&key)?;
         hierarchy::create_ancestor_groups(&store, &path, format)?;
         store.set(&key, &doc)?;

@@ -177,6 +177,34 @@ pub fn require_vacant(store: &StoreHandle, path: &str) -> Result<()> {
     )))
 }
 
+/// How a create call treats what is already at its path: zarr-python's modes `w-`, `w` and
+/// `a` (`overwrite=True` is `w`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateMode {
+    /// `w-`: a node already there is [`Error::AlreadyExists`].
+    New,
+    /// `w`: whatever is at the path (its node and every key below it; at the root, the whole
+    /// store) is removed first.
+    Overwrite,
+    /// `a`: an existing node of the kind asked for is opened instead (an array only if its shape
+    /// and data type are the ones asked for, as zarr-python's `require_dataset` checks).
+    Open,
+}
+
+/// Removes everything at and below `path` so that a node can be created there in its place
+/// ([`CreateMode::Overwrite`]). An array above `path`, where no node could be created, is
+/// [`Error::AlreadyExists`] before anything is removed.
+pub fn clear_for_overwrite(store: &StoreHandle, path: &str) -> Result<()> {
+    for ancestor in path::ancestors(path) {
+        if node_kind(store, &ancestor)? == NodeKind::Array {
+            return Err(Error::AlreadyExists(format!(
+                "cannot create {path:?}: its ancestor {ancestor:?} is an array"
+            )));
+        }
+    }
+    crate::keys::remove_prefix(store, path)
+}
+
 /// The format of the nearest existing group above `path` (`None` when there is none).
 pub fn inherited_format(store: &StoreHandle, path: &str) -> Result<Option<u8>> {
     for ancestor in path::ancestors(path).iter().rev() {
@@ -275,7 +303,9 @@ pub fn delete_node(store: &StoreHandle, path: &str) -> Result<()> {
             "nothing to delete at path {path:?}"
         )));
     }
-    crate::keys::erase_keys(store, store.list_prefix(&format!("{path}/"))?)
+    let prefix = format!("{path}/");
+    crate::keys::erase_keys(store, store.list_prefix(&prefix)?)?;
+    store.prune(&prefix)
 }
 
 /// Moves the array or group at `from` (with everything below it) to `to`, which must hold
@@ -305,7 +335,7 @@ pub fn move_node(store: &StoreHandle, from: &str, to: &str) -> Result<()> {
         store.set(&format!("{to}{}", &key[from.len()..]), &value)?;
         store.erase(&key)?;
     }
-    Ok(())
+    store.prune(&format!("{from}/"))
 }
 
 #[cfg(test)]

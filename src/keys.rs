@@ -46,7 +46,8 @@ pub fn remove_prefix(store: &StoreHandle, path: &str) -> Result<()> {
             keys.push(key.to_string());
         }
     }
-    erase_keys(store, keys)
+    erase_keys(store, keys)?;
+    store.prune(&prefix)
 }
 
 /// Erases `keys`: the node documents first, shallowest first, then the rest in parallel, so

@@ -38,7 +38,9 @@ def _library_path():
 
 LIB_PATH = _library_path()
 
-MODE_READ, MODE_WRITE = 0, 1
+MODE_READ, MODE_WRITE, MODE_UPDATE, MODE_OVERWRITE, MODE_CREATE = 0, 1, 2, 3, 4
+MODES = {"r": MODE_READ, "r+": MODE_UPDATE, "a": MODE_WRITE, "w": MODE_OVERWRITE, "w-": MODE_CREATE}  # zarr-python's
+_CREATE_MODES = {"w-": 0, "w": 1, "a": 2}  # zarr_create_mode
 OPEN_IGNORE_CONSOLIDATED = 0x10  # or-ed into the mode
 ORDER_C, ORDER_F = 0, 1
 DTYPE_KINDS = {1: "b", 2: "i", 3: "u", 4: "f", 5: "c", 6: "S", 7: "U", 8: "V", 9: "M", 10: "m", 11: "V"}  # numpy's
@@ -156,6 +158,8 @@ _SIGNATURES["zarr_store_list_keys"] = [_h, C.c_char_p, _out_s]
 _SIGNATURES["zarr_store_list_dir"] = [_h, C.c_char_p, _out_s]
 _SIGNATURES["zarr_store_getsize"] = [_h, C.c_char_p, _u64p]
 _SIGNATURES["zarr_store_rmdir"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_array_create_mode"] = [_h, C.c_char_p, C.c_char_p, C.c_int32, _out_h]
+_SIGNATURES["zarr_group_create_mode"] = [_h, C.c_char_p, C.c_int32, C.c_int32, _out_h]
 _live_callbacks = {}  # the functions of open mapping stores by number, until libzarr releases them
 _RELEASE = _RELEASE_FN(lambda number: _live_callbacks.pop(number, None))  # never freed itself
 
@@ -362,7 +366,7 @@ class Store(_Handle):
 
     @classmethod
     def open(cls, location, mode="r"):
-        mode = {"r": MODE_READ, "w": MODE_WRITE}.get(mode, mode)
+        mode = MODES.get(mode, mode)
         out = C.c_void_p()
         _call("zarr_store_open", _enc(os.fspath(location)), mode, C.byref(out))
         return cls(out)
@@ -370,7 +374,7 @@ class Store(_Handle):
     @classmethod
     def open_options(cls, location, mode="r", options=None):
         """zarr_store_open_options: `options` a dict (sent as JSON), a JSON string, or None."""
-        mode = {"r": MODE_READ, "w": MODE_WRITE}.get(mode, mode)
+        mode = MODES.get(mode, mode)
         if isinstance(options, dict):
             options = json.dumps(options)
         out = C.c_void_p()
@@ -383,7 +387,7 @@ class Store(_Handle):
         """zarr_store_open_callbacks over a MutableMapping (a dict, a shelve, a database wrapper) of
         str keys and bytes values: what zarr-python 2 accepts as a store. thread_safe=True lets
         libzarr's threads call it at once (each call holds the GIL for its own work)."""
-        mode = {"r": MODE_READ, "w": MODE_WRITE}.get(mode, mode)
+        mode = MODES.get(mode, mode)
         cb = _mapping_callbacks(mapping, name, thread_safe)
         out = C.c_void_p()
         _call("zarr_store_open_callbacks", C.byref(cb), mode, C.byref(out))
@@ -429,9 +433,12 @@ class Store(_Handle):
         _call(fn, self.handle, _enc(path), *extra, C.byref(out))
         return kind(out, self)
 
-    def create_array(self, path, meta):
+    def create_array(self, path, meta, mode=None):
+        """zarr_array_create, or with mode "w-", "w" or "a" zarr_array_create_mode."""
         doc = meta if isinstance(meta, str) else json.dumps(meta, allow_nan=False)
-        return self._open("zarr_array_create", Array, path, doc.encode())
+        if mode is None:
+            return self._open("zarr_array_create", Array, path, doc.encode())
+        return self._open("zarr_array_create_mode", Array, path, doc.encode(), _CREATE_MODES[mode])
 
     def open_array(self, path=""):
         return self._open("zarr_array_open", Array, path)
@@ -441,6 +448,11 @@ class Store(_Handle):
 
     def open_group(self, path=""):
         return self._open("zarr_group_open", Group, path)
+
+    def create_group_mode(self, path="", mode="a", zarr_format=0):
+        """zarr_group_create_mode: mode "w-", "w" or "a"; zarr_format 0 inherits."""
+        return self._open("zarr_group_create_mode", Group, path, C.c_int32(zarr_format),
+                          _CREATE_MODES[mode])
 
     def create_group_format(self, path="", zarr_format=3):
         """zarr_group_create_format: a group (and missing ancestors) in Zarr format 2 or 3."""

@@ -3,7 +3,7 @@
 use crate::codec::{ChunkCodecs, CodecPipeline};
 use crate::dtype::ObjectCodec;
 use crate::error::{Error, Result};
-use crate::hierarchy;
+use crate::hierarchy::{self, CreateMode};
 use crate::metadata::{
     self, ArrayMetadata, FormatMetadata, JsonDocument, Order, ZARRAY, ZARR_JSON,
 };
@@ -76,6 +76,19 @@ impl Array {
     /// (see [`ArrayMetadata::complete_v3_for_create`]); any other a `.zarray`-style one (see
     /// [`ArrayMetadata::parse_for_create`]).
     pub fn create(store: Arc<StoreHandle>, path: &str, json: &str) -> Result<Array> {
+        Self::create_with_mode(store, path, json, CreateMode::New)
+    }
+
+    /// [`Array::create`], treating what is already at `path` as `mode` says: with
+    /// [`CreateMode::Open`] an existing array of the shape and data type the document gives is
+    /// opened (any other array, or a group, is [`Error::AlreadyExists`] saying what differs).
+    /// The document is checked in full before anything is removed or written.
+    pub fn create_with_mode(
+        store: Arc<StoreHandle>,
+        path: &str,
+        json: &str,
+        mode: CreateMode,
+    ) -> Result<Array> {
         let path = path::normalize(path)?;
         store.check_writable(&path::join(&path, ZARR_JSON))?;
         let doc: Value = serde_json::from_str(json).map_err(|e| {
@@ -129,10 +142,37 @@ impl Array {
         };
         let array =
             Self::from_metadata(store, path, meta).map_err(|e| e.context("array metadata"))?;
-        hierarchy::require_vacant(&array.store, &array.path)?;
+        match mode {
+            CreateMode::New => hierarchy::require_vacant(&array.store, &array.path)?,
+            CreateMode::Overwrite => hierarchy::clear_for_overwrite(&array.store, &array.path)?,
+            CreateMode::Open => {
+                if hierarchy::node_kind(&array.store, &array.path)? == hierarchy::NodeKind::Array {
+                    return array.open_existing_like();
+                }
+                hierarchy::require_vacant(&array.store, &array.path)?;
+            }
+        }
         hierarchy::create_ancestor_groups(&array.store, &array.path, format)?;
         hierarchy::write_document(&array.store, &key, &document)?;
         Ok(array)
+    }
+
+    /// The array stored where this one (built, not written) would go, if it has this one's
+    /// shape and data type; else [`Error::AlreadyExists`] saying what differs.
+    fn open_existing_like(&self) -> Result<Array> {
+        let existing = Array::open(self.store.clone(), &self.path)?;
+        let (old, new) = (existing.metadata(), self.metadata());
+        if old.shape == new.shape && old.dtype == new.dtype {
+            return Ok(existing);
+        }
+        Err(Error::AlreadyExists(format!(
+            "an array exists at path {:?} with shape {:?} and data type {}, not the shape {:?} and data type {} asked for",
+            self.path,
+            old.shape,
+            old.dtype.typestr(),
+            new.shape,
+            new.dtype.typestr()
+        )))
     }
 
     /// Opens the array at `path`, v2 or v3 ([`hierarchy::node`] tells); [`Error::NotFound`]

@@ -3,6 +3,7 @@
 use super::boundary::{
     close_handle, give_handle, give_string, out_arg, ref_arg, run, slice_arg, slice_out, str_arg,
 };
+use super::group::{create_mode, zarr_create_mode, ZARR_CREATE_NEW};
 use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::array::Array;
@@ -122,12 +123,43 @@ pub unsafe extern "C" fn zarr_array_create(
     zarray_json: *const c_char,
     out_array: *mut *mut zarr_array,
 ) -> zarr_status {
+    create_array(store, path, zarray_json, ZARR_CREATE_NEW, out_array)
+}
+
+/// Creates an array at `path` as `zarr_array_create` does, treating what is already there as
+/// `mode` says: `ZARR_CREATE_NEW` is `zarr_array_create`, `ZARR_CREATE_OVERWRITE` removes the
+/// node there and everything below it first (zarr-python's `mode="w"`, `overwrite=True`),
+/// `ZARR_CREATE_OPEN` opens an existing array of the same shape and data type (`mode="a"`,
+/// `require_dataset`). The document is checked in full before anything is removed.
+///
+/// # Safety
+/// `store` must be a live handle, `path` and `zarray_json` NUL-terminated strings, and
+/// `out_array` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_create_mode(
+    store: *mut zarr_store,
+    path: *const c_char,
+    zarray_json: *const c_char,
+    mode: zarr_create_mode,
+    out_array: *mut *mut zarr_array,
+) -> zarr_status {
+    create_array(store, path, zarray_json, mode, out_array)
+}
+
+/// The body of the array creation calls.
+fn create_array(
+    store: *mut zarr_store,
+    path: *const c_char,
+    zarray_json: *const c_char,
+    mode: zarr_create_mode,
+    out_array: *mut *mut zarr_array,
+) -> zarr_status {
     run(|| {
         let store = ref_arg(store, "store")?;
         let path = str_arg(path, "path")?;
         let json = str_arg(zarray_json, "zarray_json")?;
         let out = out_arg(out_array, "out_array")?;
-        let inner = Array::create(store.inner.clone(), path, json)?;
+        let inner = Array::create_with_mode(store.inner.clone(), path, json, create_mode(mode)?)?;
         give_handle(out, zarr_array { inner });
         Ok(())
     })

@@ -3,7 +3,7 @@
 
 use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::*;
-use super::store::{open_mode, zarr_open_mode, zarr_store, ZARR_OPEN_IGNORE_CONSOLIDATED};
+use super::store::{access_mode, zarr_open_mode, zarr_store, ZARR_OPEN_IGNORE_CONSOLIDATED};
 use crate::consolidated;
 use crate::error::{Error, Result};
 use crate::store::{OpenMode, Store, StoreHandle, ValueReader};
@@ -62,7 +62,7 @@ pub struct zarr_store_callbacks {
             length: usize,
         ) -> zarr_status,
     >,
-    /// Required for `ZARR_MODE_WRITE`. Stores the `length` bytes at `value` under `key`,
+    /// Required in every mode but `ZARR_MODE_READ`. Stores the `length` bytes at `value` under `key`,
     /// replacing any value it had.
     pub write: Option<
         unsafe extern "C" fn(
@@ -72,7 +72,7 @@ pub struct zarr_store_callbacks {
             length: usize,
         ) -> zarr_status,
     >,
-    /// Required for `ZARR_MODE_WRITE`. Removes `key`; a missing key is `ZARR_OK`.
+    /// Required in every mode but `ZARR_MODE_READ`. Removes `key`; a missing key is `ZARR_OK`.
     pub erase:
         Option<unsafe extern "C" fn(user_data: *mut c_void, key: *const c_char) -> zarr_status>,
     /// Optional. Calls `add(sink, key)` for every key that starts with `prefix` (empty, or
@@ -117,8 +117,9 @@ pub unsafe extern "C" fn zarr_store_callback_error(message: *const c_char) {
 
 /// Opens a store whose keys and values the caller keeps, through the functions in
 /// `*callbacks` (copied; see `zarr_store_callbacks`): a database, a cache, a service of the
-/// program's own, or a Python `dict` through ctypes. Everything else works on it as on a
-/// directory store, including consolidated metadata (read here unless `mode` includes
+/// program's own, or a Python `dict` through ctypes. `mode` is that of `zarr_store_open`
+/// (`ZARR_MODE_OVERWRITE` erases every key the `list` function gives; `ZARR_MODE_CREATE`
+/// refuses a store where it gives any). Everything else works on it as on a directory store, including consolidated metadata (read here unless `mode` includes
 /// `ZARR_OPEN_IGNORE_CONSOLIDATED`). Partial-chunk writes of handles opened over the same
 /// `user_data` exclude each other; the functions themselves must make each `write` replace
 /// its value at once for other readers. A `version` other than
@@ -137,10 +138,12 @@ pub unsafe extern "C" fn zarr_store_open_callbacks(
     run(|| {
         let callbacks = ref_arg(callbacks, "callbacks")?;
         let out = out_arg(out_store, "out_store")?;
-        let open = open_mode(mode)?;
+        let mode_asked = access_mode(mode)?;
+        let open = mode_asked.open_mode();
         let backend = CallbackStore::new(callbacks, open)?;
         let (name, scope) = (backend.name.clone(), format!("{:p}", callbacks.user_data));
         let inner = StoreHandle::over_backend(Box::new(backend), &name, &scope, open);
+        inner.prepare_for(mode_asked)?;
         if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
             consolidated::load(&inner)?;
         }

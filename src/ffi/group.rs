@@ -3,8 +3,9 @@
 use super::boundary::{close_handle, give_handle, give_string, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use super::store::zarr_store;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::hierarchy::CreateMode;
 use crate::store::StoreHandle;
 use crate::tree::Tree;
 use std::ffi::c_char;
@@ -84,6 +85,58 @@ pub unsafe extern "C" fn zarr_group_create_format(
     group_call(store, path, out_group, |store, path| {
         let format = u8::try_from(zarr_format).unwrap_or(0);
         Group::create_format(store, path, format)
+    })
+}
+
+/// What a create call does with a node already at its path, as zarr-python's modes
+/// (`zarr_group_create_mode`, `zarr_array_create_mode`).
+#[allow(non_camel_case_types)]
+pub type zarr_create_mode = i32;
+/// `"w-"`: an array or group already at the path is `ZARR_ERR_ALREADY_EXISTS`.
+pub const ZARR_CREATE_NEW: zarr_create_mode = 0;
+/// `"w"` (`overwrite=True`): whatever is at the path, its node and every key below it (at the
+/// root: the whole store), is removed first. An array above the path is
+/// `ZARR_ERR_ALREADY_EXISTS` before anything is removed.
+pub const ZARR_CREATE_OVERWRITE: zarr_create_mode = 1;
+/// `"a"`: an existing node of the kind asked for is opened instead (for arrays, only one of
+/// the shape and data type asked for, as zarr-python's `require_dataset`; any other is
+/// `ZARR_ERR_ALREADY_EXISTS` saying what differs); otherwise the node is created.
+pub const ZARR_CREATE_OPEN: zarr_create_mode = 2;
+
+/// The engine's create mode of a `zarr_create_mode`.
+pub(super) fn create_mode(mode: zarr_create_mode) -> Result<CreateMode> {
+    match mode {
+        ZARR_CREATE_NEW => Ok(CreateMode::New),
+        ZARR_CREATE_OVERWRITE => Ok(CreateMode::Overwrite),
+        ZARR_CREATE_OPEN => Ok(CreateMode::Open),
+        _ => Err(Error::InvalidArgument(format!(
+            "unknown create mode {mode}"
+        ))),
+    }
+}
+
+/// Creates a group at `path` ("" is the root) and any missing ancestor groups, in Zarr format
+/// `zarr_format` (2 or 3; 0: that of the nearest group above it, v2 in an empty store),
+/// treating what is already at `path` as `mode` says (`ZARR_CREATE_OPEN` is
+/// `zarr_group_create_format`; `ZARR_CREATE_OVERWRITE` at the root empties the store, as
+/// zarr-python's `zarr.group(store, overwrite=True)`).
+///
+/// # Safety
+/// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create_mode(
+    store: *mut zarr_store,
+    path: *const c_char,
+    zarr_format: i32,
+    mode: zarr_create_mode,
+    out_group: *mut *mut zarr_group,
+) -> zarr_status {
+    group_call(store, path, out_group, |store, path| {
+        let format = match zarr_format {
+            0 => None,
+            f => Some(u8::try_from(f).unwrap_or(0)),
+        };
+        Group::create_with_mode(store, path, format, create_mode(mode)?)
     })
 }
 

@@ -4,7 +4,7 @@ use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use crate::consolidated;
 use crate::error::{Error, Result};
-use crate::store::{OpenMode, RequestStats, StoreHandle};
+use crate::store::{AccessMode, RequestStats, StoreHandle};
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -15,14 +15,25 @@ pub struct zarr_store {
     pub(crate) inner: Arc<StoreHandle>,
 }
 
-/// How `zarr_store_open` opens a store: `ZARR_MODE_READ` or `ZARR_MODE_WRITE`, optionally
-/// combined (`|`) with `ZARR_OPEN_IGNORE_CONSOLIDATED`.
+/// How `zarr_store_open` opens a store, as zarr-python's `mode` argument: `ZARR_MODE_READ`
+/// (`"r"`), `ZARR_MODE_UPDATE` (`"r+"`), `ZARR_MODE_WRITE` (`"a"`), `ZARR_MODE_OVERWRITE`
+/// (`"w"`) or `ZARR_MODE_CREATE` (`"w-"`), optionally combined (`|`) with
+/// `ZARR_OPEN_IGNORE_CONSOLIDATED`.
 #[allow(non_camel_case_types)]
 pub type zarr_open_mode = i32;
-/// Read-only: every mutating call returns `ZARR_ERR_READ_ONLY`.
+/// `"r"`: read-only (every mutating call returns `ZARR_ERR_READ_ONLY`); the store must exist.
 pub const ZARR_MODE_READ: zarr_open_mode = 0;
-/// Read-write; a directory store is created (with its parents) if missing.
+/// `"a"`: read-write; a directory store is created (with its parents) if missing.
 pub const ZARR_MODE_WRITE: zarr_open_mode = 1;
+/// `"r+"`: read-write; the store must exist (a missing directory or zip file is
+/// `ZARR_ERR_NOT_FOUND`, not created).
+pub const ZARR_MODE_UPDATE: zarr_open_mode = 2;
+/// `"w"`: read-write; everything the store holds is removed when it is opened (a directory
+/// is created if missing; an existing zip file is replaced by a new, empty one).
+pub const ZARR_MODE_OVERWRITE: zarr_open_mode = 3;
+/// `"w-"`: read-write; a store that already holds any key is `ZARR_ERR_ALREADY_EXISTS` (a
+/// directory is created if missing; an existing empty one is used).
+pub const ZARR_MODE_CREATE: zarr_open_mode = 4;
 /// Flag: do not use the store's consolidated metadata (`.zmetadata`, or a v3 root
 /// `zarr.json`'s `consolidated_metadata`); read every node's own documents instead.
 pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
@@ -146,7 +157,7 @@ fn open(
 ) -> Result<()> {
     let location = str_arg(location, "location")?;
     let out = out_arg(out_store, "out_store")?;
-    let inner = StoreHandle::open_with_options(location, open_mode(mode)?, options)?;
+    let inner = StoreHandle::open_in_mode(location, access_mode(mode)?, options)?;
     if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
         consolidated::load(&inner)?;
     }
@@ -154,11 +165,14 @@ fn open(
     Ok(())
 }
 
-/// The store mode of a `zarr_open_mode`, whose flags are read by the caller.
-pub(super) fn open_mode(mode: zarr_open_mode) -> Result<OpenMode> {
+/// The access mode of a `zarr_open_mode`, whose flags are read by the caller.
+pub(super) fn access_mode(mode: zarr_open_mode) -> Result<AccessMode> {
     match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
-        ZARR_MODE_READ => Ok(OpenMode::Read),
-        ZARR_MODE_WRITE => Ok(OpenMode::Write),
+        ZARR_MODE_READ => Ok(AccessMode::Read),
+        ZARR_MODE_WRITE => Ok(AccessMode::Append),
+        ZARR_MODE_UPDATE => Ok(AccessMode::Update),
+        ZARR_MODE_OVERWRITE => Ok(AccessMode::Overwrite),
+        ZARR_MODE_CREATE => Ok(AccessMode::CreateNew),
         _ => Err(Error::InvalidArgument(format!("unknown open mode {mode}"))),
     }
 }

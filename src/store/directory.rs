@@ -178,6 +178,26 @@ impl DirectoryStore {
     }
 }
 
+/// Removes `dir` and the directories below it that hold no files, deepest first; directories
+/// that still hold something (a writer's new file among them) stay.
+fn remove_empty_dirs(dir: &Path) -> Result<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if no_such_name(&e) => return Ok(()),
+        Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            remove_empty_dirs(&entry.path())?;
+        }
+    }
+    match fs::remove_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty || no_such_name(&e) => Ok(()),
+        done => done.map_err(|e| Error::io(format!("removing {}", dir.display()), e)),
+    }
+}
+
 /// Whether the failure `e` says that nothing is at a path: no such file, a file where a
 /// directory of the path should be, or a name longer than the file system allows (no value was
 /// ever stored under it: writing it fails).
@@ -455,6 +475,18 @@ impl Store for DirectoryStore {
         let mut out = Vec::new();
         self.collect_below(&self.dir(prefix)?, prefix, &mut out)?;
         Ok(out)
+    }
+
+    fn prune(&self, prefix: &str) -> Result<()> {
+        if prefix.is_empty() {
+            for (name, is_dir) in self.read_dir_names(&self.root)? {
+                if is_dir {
+                    remove_empty_dirs(&self.root.join(name))?;
+                }
+            }
+            return Ok(());
+        }
+        remove_empty_dirs(&self.dir(prefix)?)
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+mod access_mode;
 mod aws_profile;
 mod azure;
 mod directory;
@@ -23,6 +24,7 @@ mod s3;
 mod sorted_keys;
 mod zip;
 
+pub use access_mode::AccessMode;
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use options::{Backend, StoreOptions};
@@ -147,6 +149,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+    /// Tidies up after every key below `prefix` (not empty) was erased: a directory store
+    /// removes the directories left empty there, the prefix's own included, so that no name
+    /// lingers in listings. Nothing to do for stores without directories.
+    fn prune(&self, prefix: &str) -> Result<()> {
+        let _ = prefix;
+        Ok(())
+    }
     /// What the store's HTTP requests have been since it was opened (`None`: a local store).
     fn request_stats(&self) -> Option<RequestStats> {
         None
@@ -367,6 +376,25 @@ fn answers(documents: &MetadataDocuments, key: &str) -> bool {
     documents.contains_key(ZARR_JSON) == (path::last_segment(key) == ZARR_JSON)
 }
 
+/// A location without the `file://` that may precede a local path.
+pub fn local_path(location: &str) -> &str {
+    location.strip_prefix("file://").unwrap_or(location)
+}
+
+/// Which backend [`StoreHandle::open`] uses for `location` (after [`local_path`]): `memory:`,
+/// a remote URL, a path ending in `.zip` that is not an existing directory, or a directory.
+pub fn kind_of(location: &str) -> StoreKind {
+    if location == "memory:" {
+        StoreKind::Memory
+    } else if remote::is_remote(location) {
+        StoreKind::Remote
+    } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
+        StoreKind::Zip
+    } else {
+        StoreKind::Directory
+    }
+}
+
 /// An open store: the backend, the mode it was opened with, what names its place for the
 /// process-wide chunk locks (which make partial-chunk writes through any handle of the same
 /// store safe against each other), and the consolidated metadata in use, if any.
@@ -405,25 +433,23 @@ impl StoreHandle {
         mode: OpenMode,
         options: Option<&str>,
     ) -> Result<Arc<StoreHandle>> {
-        let location = location.strip_prefix("file://").unwrap_or(location);
+        let location = local_path(location);
         let options = StoreOptions::from_json(options.unwrap_or(""))?;
-        let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
-            options.check_backend(Backend::Memory, location)?;
-            (Box::new(MemoryStore::default()), StoreKind::Memory)
-        } else if remote::is_remote(location) {
-            (
-                Box::new(RemoteStore::open(location, mode, &options)?),
-                StoreKind::Remote,
-            )
-        } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
-            options.check_backend(Backend::Zip, location)?;
-            (Box::new(ZipStore::open(location, mode)?), StoreKind::Zip)
-        } else {
-            options.check_backend(Backend::Directory, location)?;
-            (
-                Box::new(DirectoryStore::open(location, mode, options.fsync)?),
-                StoreKind::Directory,
-            )
+        let kind = kind_of(location);
+        let backend: Box<dyn Store> = match kind {
+            StoreKind::Memory => {
+                options.check_backend(Backend::Memory, location)?;
+                Box::new(MemoryStore::default())
+            }
+            StoreKind::Remote => Box::new(RemoteStore::open(location, mode, &options)?),
+            StoreKind::Zip => {
+                options.check_backend(Backend::Zip, location)?;
+                Box::new(ZipStore::open(location, mode)?)
+            }
+            _ => {
+                options.check_backend(Backend::Directory, location)?;
+                Box::new(DirectoryStore::open(location, mode, options.fsync)?)
+            }
         };
         let lock_scope = match kind {
             StoreKind::Memory => format!(
@@ -741,6 +767,12 @@ impl StoreHandle {
     /// Every key below `prefix`.
     pub fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         self.backend.list_prefix(prefix)
+    }
+
+    /// Tidies up below `prefix` after its keys were erased (see [`Store::prune`]).
+    pub fn prune(&self, prefix: &str) -> Result<()> {
+        self.check_writable(prefix)?;
+        self.backend.prune(prefix)
     }
 
     /// Every key below `prefix` with its value's length (see [`Store::list_prefix_sized`]).

@@ -306,7 +306,7 @@ def zarr_python_to_libzarr(case, root):
 
 def libzarr_to_zarr_python(case, root, path="arr"):
     data, expected = case.data()
-    with libzarr.open_store(root, "w") as store, store.create_array(path, case.zarray()) as arr:
+    with libzarr.open_store(root, "a") as store, store.create_array(path, case.zarray()) as arr:
         if case.shape:
             arr.write(np.zeros((0,) + tuple(case.shape[1:]), native(case.dtype)), (0,) * len(case.shape))  # no-op
         for idx in case.written():

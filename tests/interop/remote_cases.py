@@ -48,7 +48,7 @@ def zarr_python_reads_what_libzarr_wrote(zpy_store, url, p):
     """A v3 group holding a group with a sharded array, consolidated."""
     doc = {"zarr_format": 3, "node_type": "array", "shape": [37, 23], "data_type": "int16", "fill_value": 7,
            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 10]}}, "codecs": [SHARDED]}
-    with libzarr.open_store(url(p), "w") as store:
+    with libzarr.open_store(url(p), "a") as store:
         store.create_group_format("", 3)
         with store.create_array("grp/sharded", json.dumps(doc)) as arr:
             arr.write(data((20, 23), "int16"))

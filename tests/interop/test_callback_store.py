@@ -30,7 +30,7 @@ def plain_bytes(store):
 
 
 def libzarr_writes(mapping, **open_args):
-    write_hierarchy(libzarr.open_mapping(mapping, "w", **open_args))
+    write_hierarchy(libzarr.open_mapping(mapping, "a", **open_args))
 
 
 def write_hierarchy(store):
@@ -61,7 +61,7 @@ def test_zarr_python_reads_the_dict_libzarr_filled(thread_safe):
 def test_the_dict_holds_what_a_directory_store_holds(tmp_path):
     mapping = {}
     libzarr_writes(mapping)
-    write_hierarchy(libzarr.open_store(tmp_path / "d", "w"))
+    write_hierarchy(libzarr.open_store(tmp_path / "d", "a"))
     files = {str(p.relative_to(tmp_path / "d")): p.read_bytes()
              for p in (tmp_path / "d").rglob("*") if p.is_file()}
     assert mapping == files
@@ -115,7 +115,7 @@ def test_a_failing_mapping_is_an_error_with_its_message_never_the_fill_value():
 def test_raw_keys_on_a_mapping():
     mapping = {}
     libzarr_writes(mapping)
-    with libzarr.open_mapping(mapping, "w") as s:
+    with libzarr.open_mapping(mapping, "a") as s:
         assert s.list_dir("g/a") == [".zarray", "0", "1", "2"]
         assert s.list_keys("g/a/2") == [f"g/a/2/{j}" for j in range(3)]
         assert s.getsize("g/a") == sum(len(v) for k, v in mapping.items() if k.startswith("g/a/"))

@@ -46,7 +46,7 @@ def test_writes_through_the_caching_handle_are_read_back(case, tmp_path):
         ((20, 16), data[20:23, 16:17]),  # an edge chunk
         ((10, 4), np.full((5, 4), fill, native(case.dtype))),  # a chunk of fill values: erased
     ]
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         arr.set_chunk_cache(1 << 20)
         for start, block in writes:
             arr.read()  # every chunk cached before the write

@@ -72,7 +72,7 @@ def test_libzarr_opens_python_consolidated(tmp_path):
 
 
 def libzarr_writes(path):
-    with libzarr.open_store(path, "w") as store:
+    with libzarr.open_store(path, "a") as store:
         with store.create_group("") as root:
             root.set_attrs({"title": "consolidated"})
         meta = {"shape": list(A.shape), "chunks": [2, 4], "dtype": "<i4", "fill_value": -1,
@@ -106,7 +106,7 @@ def test_python_opens_libzarr_consolidated(tmp_path):
 
 def test_stale_consolidated_metadata_is_refreshed(tmp_path):
     python_writes_consolidated(tmp_path)
-    with libzarr.open_store(tmp_path, "w") as writer, libzarr.open_store(tmp_path) as reader:
+    with libzarr.open_store(tmp_path, "a") as writer, libzarr.open_store(tmp_path) as reader:
         with writer.create_array("c", {"shape": [2], "chunks": [2], "dtype": "|u1"}):
             pass
         with pytest.raises(libzarr.LibzarrError, match="NOT_FOUND"):

@@ -81,7 +81,7 @@ def test_whole_store_to_directory_and_zip(tmp_path):
     source_files = files(src)
     assert "g/nested/7/5" in source_files  # nested chunk keys
 
-    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dir", "w") as d:
+    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dir", "a") as d:
         progress, seen = recorder()
         s.copy("", d, "", progress)
     assert files(tmp_path / "dir") == source_files  # every key, byte for byte
@@ -91,7 +91,7 @@ def test_whole_store_to_directory_and_zip(tmp_path):
     assert dict(copy.attrs) == {"title": "copy me"} and dict(copy["g/sub"].attrs) == {"level": 2}
 
     with libzarr.open_store(src, "r") as s:
-        z = libzarr.open_store(tmp_path / "copy.zip", "w")
+        z = libzarr.open_store(tmp_path / "copy.zip", "a")
         s.copy("", z, "")
         z.close()  # writes the archive
     zs = python_zip_store(tmp_path / "copy.zip", "r")
@@ -106,7 +106,7 @@ def test_subtree_under_new_ancestors(tmp_path):
     python_writes_hierarchy(src)
     subtree = ["g/nested", "g/sub/flat"]
     want = python_reads(zpy.open_group(src), subtree)
-    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "w") as d:
+    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "a") as d:
         s.copy("g", d, "backup/2024/g")
         s.copy("g/nested", d, "just_nested")
     dst = zpy.open_group(tmp_path / "dst")
@@ -122,7 +122,7 @@ def test_cancelled_copy_leaves_no_partial_node_and_can_be_retried(tmp_path):
     zpy.open_group(src, "w")
     many = np.arange(600, dtype="<i2")
     zpy.create(src / "many", shape=many.shape, chunks=(1,), dtype=many.dtype, fill_value=-1)[...] = many
-    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "w") as d:
+    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "a") as d:
         progress, seen = recorder(cancel_at=1)
         with pytest.raises(libzarr.LibzarrError) as err:
             s.copy("", d, "copy", progress)
@@ -131,7 +131,7 @@ def test_cancelled_copy_leaves_no_partial_node_and_can_be_retried(tmp_path):
     assert len(files(tmp_path / "dst" / "copy")) == seen[-1]["items_done"]
     with pytest.raises(Exception):  # the chunks are there, but not the array's metadata yet
         zpy.open_array(tmp_path / "dst" / "copy" / "many")
-    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "w") as d:
+    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "a") as d:
         s.copy("", d, "copy")
     np.testing.assert_array_equal(zpy.read(zpy.open_group(tmp_path / "dst")["copy/many"]), many)
 
@@ -145,7 +145,7 @@ def test_cancelled_copy_leaves_no_partial_node_and_can_be_retried(tmp_path):
 def test_rechunk_with_new_compressor(tmp_path, overrides):
     src = tmp_path / "src"
     python_writes_hierarchy(src)
-    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "w") as d:
+    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "a") as d:
         with s.open_array("g/nested") as a:
             progress, seen = recorder()
             a.copy_to(d, "re/chunked", overrides, progress)
@@ -167,7 +167,7 @@ def test_rechunk_with_new_compressor(tmp_path, overrides):
 def test_rechunk_refuses_conversions(tmp_path):
     src = tmp_path / "src"
     python_writes_hierarchy(src)
-    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "w") as d:
+    with libzarr.open_store(src, "r") as s, libzarr.open_store(tmp_path / "dst", "a") as d:
         with s.open_array("top") as a:
             for overrides, status in [({"dtype": "<i8"}, "ZARR_ERR_UNSUPPORTED"),
                                       ({"shape": [3, 3]}, "ZARR_ERR_INVALID_ARGUMENT"),

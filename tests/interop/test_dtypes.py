@@ -305,7 +305,7 @@ def zpy_writes(case, root):
 
 def lib_writes(case, root, check=True):
     data, expected = case.data()
-    with libzarr.open_store(root, "w") as store, store.create_array("", case.zarray()) as arr:
+    with libzarr.open_store(root, "a") as store, store.create_array("", case.zarray()) as arr:
         for idx in case.written():
             region = case.region(idx)
             arr.write(data[region], [r.start for r in region])
@@ -410,7 +410,7 @@ def test_write_fields(case, tmp_path):
     missing = next(i for i in case.grid() if i not in present)
     mr = case.region(missing)
     writes = [([s.start for s in mr], [s.stop - s.start for s in mr]), list(boxes(case.shape))[1]]
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         for k, (start, count) in enumerate(writes):
             names = FIELD_NAMES[label(case.dtype)][k % 2]
             values = random_values(case.stored, count, rng)
@@ -429,7 +429,7 @@ def test_field_errors(tmp_path):
     case = next(c for c in FIELD_CASES if label(c.dtype) == "flat")
     lib_writes(case, tmp_path / "s")
     lib_writes(CASES[0], tmp_path / "b")
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("s") as arr, store.open_array("b") as b:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("s") as arr, store.open_array("b") as b:
         for names in [["nope"], ["a", "a"], ["a", "nope"], ["A"]]:
             expect_error("ZARR_ERR_INVALID_ARGUMENT", arr.read_fields, names, (0, 0), (1, 1),
                          dtype=np.dtype("V12"))

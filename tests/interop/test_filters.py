@@ -335,7 +335,7 @@ def assert_same_chunks(lib_root, zpy_root, case):
 @pytest.mark.parametrize("case", TABLE, ids=str)
 def test_libzarr_writes_zarr_python_reads(case, tmp_path):
     reference = zarr_python_twin(case, tmp_path / "twin")
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("lib", case.zarray()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("lib", case.zarray()) as arr:
         arr.write_empty_chunks = True  # as zpy.create sets for zarr-python (a chunk may end up all fill)
         for start, block in case.writes():
             arr.write(block, start)
@@ -361,7 +361,7 @@ def test_checksum_mismatch(name, writer, tmp_path):
     case = FCase("<i4", (Delta("<i4"), CHECKSUMS[name]), "none", "F", -7, True, seed=77)
     reference = zarr_python_twin(case, tmp_path / "zarr-python")
     if writer == "libzarr":
-        with libzarr.open_store(tmp_path, "w") as store, store.create_array("libzarr", case.zarray()) as arr:
+        with libzarr.open_store(tmp_path, "a") as store, store.create_array("libzarr", case.zarray()) as arr:
             for start, block in case.writes():
                 arr.write(block, start)
     root, key = tmp_path / writer, "1.2"
@@ -402,7 +402,7 @@ def test_refusals(name, tmp_path):
         z[...] = data
     doc = {"zarr_format": 2, "shape": [3, 4], "chunks": [3, 3], "dtype": dtype, "compressor": None,
            "fill_value": fill, "order": "C", "filters": [f.get_config() for f in filters]}
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with pytest.raises(libzarr.LibzarrError) as e:
             with store.create_array("lib", doc) as arr:
                 arr.write(data)
@@ -462,7 +462,7 @@ def test_bitround_order_f(name, tmp_path):
     meta = {"zarr_format": 2, "shape": list(shape), "chunks": list(chunks), "dtype": dtype,
             "compressor": None if codec is None else codec.get_config(), "fill_value": 0, "order": "F",
             "filters": [f.get_config() for f in chain]}
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_array("lib", meta) as arr:
             arr.write(values)
             assert_same(arr.read(), correct)

@@ -49,7 +49,7 @@ def python_writes(path):
 
 def libzarr_writes(path, dtypes=()):
     """The same shape of hierarchy written by libzarr, plus a 0-d array and one array per dtype given."""
-    with libzarr.open_store(path, "w") as store:
+    with libzarr.open_store(path, "a") as store:
         for group in ["", "foo", "bar/baz", "B/é/deeper"]:
             store.create_group(group).close()
         arrays = [("bar/quux/baz", [100], [10], "<f8", {}),

@@ -88,7 +88,7 @@ def test_libzarr_writes_zarr_python_reads(tmp_path, case):
             "filters": [codec.get_config()], "fill_value": fill,
             "compressor": {"id": "zstd", "level": 1} if comp else None}
     data = values(name, 5)
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", json.dumps(meta)) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", json.dumps(meta)) as arr:
         arr.write_vlen([to_bytes(v) for v in data[:3, :].reshape(-1)], (0, 0), (3, 4))
         arr.write_vlen([to_bytes(data[1, 2])], (1, 2), (1, 1))  # a partial rewrite of one item
     if zpy.ZARR3 and name not in ("vlen-utf8", "vlen-bytes"):

@@ -24,7 +24,7 @@ def write_column(role, location, locks, column):
     """One writer process: `ROUNDS` writes of its column, the round in the values."""
     if role == "libzarr":
         import libzarr
-        store = libzarr.Store.open_options(location, "w", {"process_synchronizer": locks})
+        store = libzarr.Store.open_options(location, "a", {"process_synchronizer": locks})
         array = store.open_array("")
         for round_ in range(ROUNDS):
             array.write(np.full((ROWS, 1), round_ * 100 + column, "<i4"), start=(0, column))

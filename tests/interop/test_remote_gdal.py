@@ -43,7 +43,7 @@ def test_gdal_reads_what_libzarr_wrote_to_the_bucket(tmp_path):
     # libzarr reads the AWS variables when it opens an s3:// store.
     os.environ.update(AWS_ENDPOINT_URL=ENDPOINT, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET,
                       AWS_REGION="us-east-1")
-    with libzarr.open_store(f"s3://zarr-test/{prefix}", "w") as store:
+    with libzarr.open_store(f"s3://zarr-test/{prefix}", "a") as store:
         store.create_group("")
         with store.create_array("var", json.dumps(ARRAY)) as arr:
             arr.write(values[:8])  # the last row stays the fill value

@@ -29,7 +29,7 @@ def test_python_reads_what_libzarr_resized(tmp_path, separator, order):
     model = np.arange(13 * 11, dtype="<i4").reshape(13, 11)
     meta = {"shape": list(model.shape), "chunks": [4, 3], "dtype": "<i4", "fill_value": FILL, "order": order,
             "compressor": {"id": "zstd", "level": 1}, "dimension_separator": separator}
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_array("a", meta) as a:
             a.write(model)
             a.set_attrs({"units": "m", "nan": float("nan")})
@@ -65,7 +65,7 @@ def test_shrinking_deletes_the_chunks_zarr_python_deletes(tmp_path):
         if who == "python":
             zpy.open_array(path, mode="r+").resize((4, 5))
         else:
-            with libzarr.open_store(path, "w") as store, store.open_array("") as a:
+            with libzarr.open_store(path, "a") as store, store.open_array("") as a:
                 a.resize((4, 5))
     # The same chunks survive (both keep the edge chunks that still hold data) and read the same.
     assert chunk_keys(tmp_path / "libzarr") == chunk_keys(tmp_path / "python")
@@ -88,7 +88,7 @@ def test_libzarr_reads_what_python_resized_and_appended(tmp_path):
 
 
 def test_resize_errors(tmp_path):
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array(
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array(
             "a", {"shape": [4], "chunks": [2], "dtype": "<i4"}) as a:
         with pytest.raises(libzarr.LibzarrError, match="INVALID_ARGUMENT"):
             a.resize((4, 4))
@@ -102,7 +102,7 @@ def test_resize_errors(tmp_path):
 
 def test_python_reads_text_libzarr_appended(tmp_path):
     meta = {"shape": [2, 2], "chunks": [2, 3], "dtype": "|O", "fill_value": "", "filters": [{"id": "vlen-utf8"}]}
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("t", meta) as t:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("t", meta) as t:
         t.write_vlen([b"a", b"b", b"c", b"d"], (0, 0), (2, 2))
         t.append_vlen(["é".encode(), b"", "日本".encode(), b"z"], 2, axis=0)
         t.append_vlen([b"x", b"y", b"w", b"v"], 1, axis=1)

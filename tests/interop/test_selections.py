@@ -231,7 +231,7 @@ def write_ops(case, seed):
 
 
 def libzarr_creates(case, root):
-    with libzarr.open_store(root, "w") as store, store.create_array("", case.zarray()):
+    with libzarr.open_store(root, "a") as store, store.create_array("", case.zarray()):
         pass
     return np.full(case.shape, fill_scalar(case.fill, case.dtype), native(case.dtype))
 
@@ -245,7 +245,7 @@ def test_write_selections(case, creator, tmp_path):
     model = CREATORS[creator](case, tmp_path)
     present = set(case.written()) if creator == "zpy-created" else set()
     touched = set()
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         for kind, sel, value in write_ops(case, case.seed + 7):
             libzarr_apply(arr, kind, sel, value)
             assign(model, kind, sel, value)
@@ -285,7 +285,7 @@ def test_write_empty_chunks(case, write_empty, tmp_path):
     model, touched = libzarr_creates(case, lib_root), set()
     zpy.create(zpy_root, **case.zpy_kwargs())
     z = zpy.open_for_writing(zpy_root, write_empty)
-    with libzarr.open_store(lib_root, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(lib_root, "a") as store, store.open_array("") as arr:
         assert arr.write_empty_chunks is False, "default: like zarr-python 3"
         arr.set_write_empty_chunks(write_empty)
         assert arr.write_empty_chunks is write_empty
@@ -320,7 +320,7 @@ def test_empty_chunks_are_bitwise(dtype, fill, value, tmp_path):
     (fill NaN) is kept, and zarr-python reads those exact bits back."""
     case = Case(dtype, "zstd3", **EMPTY_GEOMETRY, fill=fill)
     libzarr_creates(case, tmp_path)
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         arr.write_strided(value, (5, 4), (2, 1), (3, 4))  # every other row of chunk 1.1 ...
         arr.write_strided(value, (6, 4), (2, 1), (2, 4))  # ... and the rest
         block = arr.read((5, 4), (5, 4))
@@ -349,7 +349,7 @@ def thread_run(case, root, work_root, rng_seed):
             out = np.zeros(count, arr.dtype, order="F")
             results.append(arr.read_strided(start, count, step, out=out))
     shutil.copytree(root, work_root)
-    with libzarr.open_store(work_root, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(work_root, "a") as store, store.open_array("") as arr:
         for kind, sel, value in write_ops(case, rng_seed):
             libzarr_apply(arr, kind, sel, value)
     return [r.tobytes() for r in results], {f: (work_root / f).read_bytes() for f in store_files(work_root)}

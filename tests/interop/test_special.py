@@ -89,7 +89,7 @@ def test_hierarchy_zarr_python_to_libzarr(tmp_path):
 def test_hierarchy_libzarr_to_zarr_python(tmp_path):
     ex = libzarr_to_zarr_python(X, tmp_path, "x")
     ey = libzarr_to_zarr_python(Y, tmp_path, "a/c/y")  # creates the ancestor groups a and a/c
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_group("") as root:  # exists already or not: either way ZARR_OK
             root.set_attrs({"replaced": True})
             root.set_attrs(ATTRS)
@@ -129,7 +129,7 @@ def test_nan_attribute_written_by_zarr_python(tmp_path):
     expected = zarr_python_writes(X, tmp_path)
     zpy.open_array(tmp_path, "r+").attrs.update({"missing_value": math.nan, "big": math.inf, "ok": 1})
     assert "NaN" in (tmp_path / ".zattrs").read_text()
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         assert_same(arr.read(), expected)
         attrs = arr.attrs()
         assert attrs["ok"] == 1 and math.isnan(attrs["missing_value"]) and attrs["big"] == math.inf
@@ -212,7 +212,7 @@ def patches(case):
 def test_libzarr_patches_zarr_python_array(case, tmp_path):
     expected = zarr_python_writes(case, tmp_path)
     present = set(case.written())
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         for k, (start, count) in enumerate(patches(case)):
             block = random_data(case.dtype, tuple(count), case.seed + k + 1)
             arr.write(block, start)
@@ -243,7 +243,7 @@ def test_errors(tmp_path):
             out = np.empty(3, "<i2")  # 2 elements requested, buffer for 3
             expect_error("ZARR_ERR_BUFFER_SIZE", libzarr._call, "zarr_array_read", arr.handle, 2,
                          libzarr._u64([0, 0]), libzarr._u64([1, 2]), out.ctypes.data, out.nbytes)
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         expect_error("ZARR_ERR_ALREADY_EXISTS", store.create_array, "a", X.zarray())
         expect_error("ZARR_ERR_INVALID_METADATA", store.create_array, "c", {"shape": [2]})
         expect_error("ZARR_ERR_UNSUPPORTED", store.create_array, "c",

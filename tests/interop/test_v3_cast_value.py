@@ -130,7 +130,7 @@ def zpy_write(root, document, data):
 
 
 def lz_write(root, document, data):
-    with libzarr.open_store(root, "w") as store, store.create_array("", document) as arr:
+    with libzarr.open_store(root, "a") as store, store.create_array("", document) as arr:
         arr.write(data)
 
 

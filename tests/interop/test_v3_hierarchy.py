@@ -135,7 +135,7 @@ def test_zarr_python_hierarchy_to_libzarr(tmp_path):
 
 
 def test_libzarr_hierarchy_to_zarr_python(tmp_path):
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_group_format("", 3) as root:
             assert root.zarr_format == 3
             root.set_attrs(ATTRS)
@@ -179,7 +179,7 @@ def test_libzarr_hierarchy_to_zarr_python(tmp_path):
 
 
 def test_group_create_in_an_empty_store_is_v2(tmp_path):
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_group("g") as g:
             assert g.zarr_format == 2
         with store.create_group_format("v3/inner", 3) as g:
@@ -214,7 +214,7 @@ def test_dimension_names_zarr_python_to_libzarr(tmp_path):
 
 
 def test_dimension_names_libzarr_to_zarr_python(tmp_path):
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_array("named", v3doc((2, 3), (2, 2), dimension_names=["lat", None])) as arr:
             assert arr.dimension_names == ["lat", None]
         with store.create_array("unnamed", v3doc((2, 3), (2, 2))) as arr:
@@ -260,7 +260,7 @@ def test_libzarr_opens_zarr_python_consolidated(tmp_path):
 
 
 def test_zarr_python_opens_libzarr_consolidated(tmp_path):
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_group_format("", 3) as root:
             root.set_attrs(ATTRS)
         with store.create_group_format("a/b", 3) as b:
@@ -308,7 +308,7 @@ def test_zarr_python_opens_libzarr_consolidated(tmp_path):
 def test_consolidated_metadata_of_a_mixed_hierarchy(tmp_path):
     """A v2 root group with a v3 array below it: its .zmetadata holds only the v2 documents (zarr-python 3 fails
     on a zarr.json key there), and libzarr, reading through it, still finds the v3 array in the store."""
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         with store.create_group_format("", 2):
             pass
         with store.create_array("v2", json.dumps({"zarr_format": 2, "shape": [6], "chunks": [4], "dtype": "<i4",
@@ -364,7 +364,7 @@ def test_opening_the_wrong_kind_of_node(tmp_path):
 def test_creating_over_existing_nodes(tmp_path):
     v2doc = {"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "<i4", "compressor": None, "fill_value": 0,
              "order": "C", "filters": None}
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         store.create_group_format("", 3).close()
         store.create_array("arr3", v3doc((3,), (3,))).close()
         store.create_array("arr2", v2doc).close()
@@ -414,7 +414,7 @@ def grown(model, shape, fill=FILL):
 def test_zarr_python_reads_what_libzarr_resized(tmp_path, codecs):
     model = np.arange(13 * 11, dtype="<i4").reshape(13, 11)
     doc = v3doc(model.shape, (4, 6), fill=FILL, codecs=RESIZE_CODECS[codecs])
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("a", doc) as a:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("a", doc) as a:
         a.write(model)
         for shape in [(6, 5), (6, 20), (2, 2), (9, 13)]:
             a.resize(shape)
@@ -445,7 +445,7 @@ def test_zarr_python_reads_what_libzarr_resized(tmp_path, codecs):
 def test_zarr_python_reads_strings_libzarr_appended(tmp_path):
     doc = v3doc((3,), (2,), "string", "", codecs=[{"name": "vlen-utf8", "configuration": {}},
                                                  {"name": "zstd", "configuration": {"level": 0, "checksum": False}}])
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("s", doc) as s:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("s", doc) as s:
         s.write_vlen([v.encode() for v in S[:3]], (0,), (3,))
         s.append_vlen([v.encode() for v in S[3:]], 2, axis=0)
         s.resize((7,))
@@ -555,7 +555,7 @@ def test_zarr_json_that_is_not_json(tmp_path):
 
 def test_creating_bad_documents(tmp_path):
     good = v3doc((5, 4), (2, 3))
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         for name, (edit, word) in UNSUPPORTED.items():
             expect_error("ZARR_ERR_UNSUPPORTED", store.create_array, name, json.dumps(edit(dict(good))), naming=word)
         for name, (edit, word) in {**INVALID, "not_json": NOT_JSON}.items():

@@ -160,7 +160,7 @@ def test_zarr_python_reads_libzarr_shards(tmp_path, label):
     model = fill_block(case, case.shape)
     root = tmp_path / "arr"
     ndim = len(case.shape)
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("arr", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("arr", case.request()) as arr:
         assert arr.chunks == case.chunks and arr.inner_chunks == case.inner_chunks
 
         def write(start, values):
@@ -217,12 +217,12 @@ root, handles, r = sys.argv[1], sys.argv[2], int(sys.argv[3])
 shape, nthreads = tuple(int(n) for n in sys.argv[4].split(",")), int(sys.argv[5])
 model = np.random.default_rng(r).integers(0, 2**31 - 1, shape, dtype=np.int32)
 errors = []
-with libzarr.open_store(root, "w") as store, store.open_array("") as shared:
+with libzarr.open_store(root, "a") as store, store.open_array("") as shared:
     def work(t, axis):
         try:
             own_store = own = None
             if handles == "one-each":
-                own_store = libzarr.open_store(root, "w")
+                own_store = libzarr.open_store(root, "a")
                 own = own_store.open_array("")
             target = own or shared
             lines = [i for i in range(shape[axis]) if i % nthreads == t]
@@ -263,7 +263,7 @@ def test_concurrent_partial_writes(tmp_path, handles, rounds=3):
     case = threaded_case()
     for r in range(rounds):
         root = tmp_path / f"round{r}"
-        with libzarr.open_store(root, "w") as store:
+        with libzarr.open_store(root, "a") as store:
             store.create_array("", case.request()).close()
         args = [sys.executable, "-c", WORKER, str(root), handles, str(r), ",".join(map(str, SHAPE)), str(NTHREADS)]
         try:
@@ -358,7 +358,7 @@ def test_libzarr_reads_hand_made_void_shards(tmp_path, label, location):
 def test_hand_decoded_libzarr_void_shards(tmp_path, label, location):
     case = void_case(label, location)
     _, expected = case.data()
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
         start, count = random_box(case.shape, np.random.default_rng(4))
         box = case.values(np.random.default_rng(5))[box_slices(start, count)]

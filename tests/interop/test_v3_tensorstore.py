@@ -111,7 +111,7 @@ def test_tensorstore_reads_libzarr(tmp_path, label):
     case = make_case(label, seed=1)
     _, expected = case.data()
     rng = np.random.default_rng(2)
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
         start, count = random_box(case.shape, rng)
         box = case.values(rng)[box_slices(start, count)]

@@ -249,7 +249,7 @@ def test_zarrs_reads_libzarr(tmp_path, label):
     case = make_case(label, seed=1)
     _, expected = case.data()
     rng = np.random.default_rng(2)
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
         start, count = box_outside(case, rng, case.empty_chunk)
         box = case.values(rng)[box_slices(start, count)]
@@ -334,7 +334,7 @@ def test_numcodecs_codecs(tmp_path, label):
                   empty_chunk=(1,) + (0,) * (len(shape) - 1))
     data, expected = case.data()
     root = tmp_path / "libzarr"
-    with libzarr.open_store(root, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(root, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
     assert chunk_files(root) == case.expected_keys(expected)
     zarr_python_reads(root, expected)
@@ -373,7 +373,7 @@ def test_filters_before_big_endian_bytes_or_sharding(tmp_path, label):
                   skip=1, empty_chunk=(1,) + (0,) * (len(shape) - 1))
     data, expected = case.data()
     root = tmp_path / "libzarr"
-    with libzarr.open_store(root, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(root, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
     assert chunk_files(root) == case.expected_keys(expected)
     if label == "fso-i2-be":
@@ -389,7 +389,7 @@ def test_filters_before_sharding_that_change_the_fill_value_are_refused(tmp_path
     zarr-python as 1.25, so the array is refused; order-dependent filters before sharding are refused too."""
     base = {"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "float32",
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}}}
-    with libzarr.open_store(tmp_path, "w") as store:
+    with libzarr.open_store(tmp_path, "a") as store:
         for name, fill, codecs, naming in [
                 ("fill", 1.3, [fso("<f4", "<i2"), shard((4,), [LE])], "fill value"),
                 ("delta", 0.0, [nc("delta", dtype="<f4"), shard((4,), [LE])], "delta")]:
@@ -415,7 +415,7 @@ def test_zarrs_reads_libzarr_fill_bits(tmp_path, dtype, fill):
     case = V3Case(0, DTYPE[dtype], (10, 3), (4, 2), [LE], KEY_ENCODINGS[0], fill, seed=800, skip=1,
                   empty_chunk=(1, 0))
     _, expected = case.data()
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
     assert load_json(tmp_path / "zarr.json")["fill_value"] == fill
     assert case.key((1, 0)) not in chunk_files(tmp_path)
@@ -441,7 +441,7 @@ def test_zarrs_reads_libzarr_defaults(tmp_path, label):
     case = V3Case(0, d, shape, chunks, default_codecs(d), KEY_ENCODINGS[0], d.default_fill, omit=omit, seed=810,
                   skip=1 if shape else None, dimension_names=["é", None][:len(shape)] or None)
     _, expected = case.data()
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
     check_stored_document(case, load_json(tmp_path / "zarr.json"))
     zarrs_reads(tmp_path, case, expected, np.random.default_rng(6))
@@ -478,7 +478,7 @@ def test_zarrs_reads_libzarr_partial_writes(tmp_path, label):
     rng = np.random.default_rng(3)
     expected = np.empty(case.shape, case.native)
     expected[...] = case.fill_array()
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         for _ in range(5):
             start, count = small_box(case.shape, rng)
             box = case.values(rng)[box_slices(start, count)]
@@ -507,7 +507,7 @@ def test_libzarr_reads_zarrs_partial_writes(tmp_path, label):
             expected[box_slices(start, count)] = box
             yield start, box
 
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         for start, box in boxes(3):
             arr.write(box, start)
     with zarrs_pipeline():
@@ -517,7 +517,7 @@ def test_libzarr_reads_zarrs_partial_writes(tmp_path, label):
             z[box_slices(start, box.shape)] = box
         assert_same(z[...], expected, "zarrs reads its writes over libzarr's")
     doc = load_json(tmp_path / "zarr.json")
-    with libzarr.open_store(tmp_path, "w") as store, store.open_array("") as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
         check_libzarr_view(arr, case, doc, expected)
         for start, box in boxes(1):
             arr.write(box, start)
@@ -543,7 +543,7 @@ def test_zarrs_checks_crc32c(tmp_path):
     through zarr-python and alone."""
     case = make_case("int64-gzip-crc32c")
     _, expected = case.data()
-    with libzarr.open_store(tmp_path, "w") as store, store.create_array("", case.request()) as arr:
+    with libzarr.open_store(tmp_path, "a") as store, store.create_array("", case.request()) as arr:
         arr.write(expected)
     assert_same(zarrs_raw_read(tmp_path, case), expected, "before the flip")
     path = tmp_path / case.key((0,))

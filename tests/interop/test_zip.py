@@ -72,7 +72,7 @@ def json_list(group):
 
 def test_python_reads_libzarr_zip(tmp_path):
     path = tmp_path / "lib.zip"
-    store = libzarr.open_store(path, "w")
+    store = libzarr.open_store(path, "a")
     with store.create_group("") as root:
         root.set_attrs({"made": "libzarr"})
     meta = {"zarr_format": 2, "shape": [7, 5], "chunks": [3, 2], "dtype": "<i4", "order": "C",
@@ -95,6 +95,6 @@ def test_existing_zip_is_not_written_into(tmp_path):
     python_writes(path, zipfile.ZIP_STORED)
     before = path.read_bytes()
     with pytest.raises(libzarr.LibzarrError) as err:
-        libzarr.open_store(path, "w")
+        libzarr.open_store(path, "a")
     assert err.value.name == "ZARR_ERR_UNSUPPORTED" and "existing zip" in err.value.message
     assert path.read_bytes() == before

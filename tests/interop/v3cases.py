@@ -972,7 +972,7 @@ def libzarr_writes(case, root, path="arr"):
     untouched units hold the fill value), then overwrites a random box. Returns (array root, expected)."""
     _, expected = case.data()
     rng = np.random.default_rng(case.seed + 11)
-    with libzarr.open_store(root, "w") as store, store.create_array(path, case.request()) as arr:
+    with libzarr.open_store(root, "a") as store, store.create_array(path, case.request()) as arr:
         node = root / path
         doc = load_json(node / "zarr.json")
         check_stored_document(case, doc)
