@@ -147,7 +147,7 @@ static void workload(zarr_array *a, int32_t *ref, struct work_result *res) {
     }
     for (int k = 0; k < 6; k++) { /* orthogonal writes with repeated indices */
         uint64_t rows[30], cols[30];
-        zarr_dim_selection sel[2] = {{rows, 1 + rng_below(&rng, 30), 0, 0}, {cols, 1 + rng_below(&rng, 30), 0, 0}};
+        zarr_dim_selection sel[2] = {{rows, 1 + rng_below(&rng, 30), 0, 0, NULL}, {cols, 1 + rng_below(&rng, 30), 0, 0, NULL}};
         for (uint64_t i = 0; i < 30; i++) rows[i] = rng_below(&rng, WR), cols[i] = rng_below(&rng, WC);
         rows[sel[0].count - 1] = rows[0];
         for (uint64_t i = 0; i < sel[0].count; i++)
@@ -184,7 +184,7 @@ static void workload(zarr_array *a, int32_t *ref, struct work_result *res) {
     }
     {
         uint64_t rows[30];
-        zarr_dim_selection sel[2] = {{rows, 30, 0, 0}, {NULL, 30, 1, 4}};
+        zarr_dim_selection sel[2] = {{rows, 30, 0, 0, NULL}, {NULL, 30, 1, 4, NULL}};
         for (int i = 0; i < 30; i++) rows[i] = rng_below(&rng, WR);
         CHECK_OK(zarr_array_read_orthogonal(a, 2, sel, NULL, res->ortho, sizeof res->ortho));
     }
@@ -384,7 +384,7 @@ static void test_write_empty_chunks(void) {
     CHECK_CTX("orthogonal fill write");
     {
         const uint64_t rows[2] = {7, 2}, cols[3] = {9, 0, 9};
-        zarr_dim_selection sel[2] = {{rows, 2, 0, 0}, {cols, 3, 0, 0}};
+        zarr_dim_selection sel[2] = {{rows, 2, 0, 0, NULL}, {cols, 3, 0, 0, NULL}};
         int32_t d[6] = {11, 12, 13, 14, 15, 16}, f[6] = {5, 5, 5, 5, 5, 5};
         CHECK_OK(zarr_array_write_orthogonal(a, 2, sel, NULL, d, sizeof d));
         ref[79] = 13, ref[70] = 12, ref[29] = 16, ref[20] = 15; /* repeats: last wins */
@@ -571,7 +571,7 @@ static void *cwork(void *arg) {
         for (uint64_t i = CR; i-- > 0;)
             if (i % NT == t) rows[n++] = i;
         for (uint64_t j0 = 0; j0 < CC; j0 += 13) {
-            zarr_dim_selection sel[2] = {{rows, n, 0, 0}, {NULL, j0 + 13 <= CC ? 13 : CC - j0, j0, 1}};
+            zarr_dim_selection sel[2] = {{rows, n, 0, 0, NULL}, {NULL, j0 + 13 <= CC ? 13 : CC - j0, j0, 1, NULL}};
             for (uint64_t i = 0; i < n; i++)
                 for (uint64_t j = 0; j < sel[1].count; j++) buf[i * sel[1].count + j] = cval(3, rows[i], j0 + j);
             if (zarr_array_write_orthogonal(job->a, 2, sel, NULL, buf, n * sel[1].count * 4) != ZARR_OK) job->failures++;

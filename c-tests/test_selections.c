@@ -318,10 +318,10 @@ static void run_case(const struct sel_case *c, const char *location) {
             for (size_t d = 0; d < m.ndim; d++) {
                 uint64_t st = rep % 2 ? 1 + (step + d) % 5 : step;
                 if (rep == 4) { /* from 0 to the very end: as many as fit */
-                    sel[d] = (zarr_dim_selection){NULL, (m.shape[d] - 1) / st + 1, 0, st};
+                    sel[d] = (zarr_dim_selection){NULL, (m.shape[d] - 1) / st + 1, 0, st, NULL};
                 } else if (rep == 5) { /* from the start of the last (edge) chunk */
                     uint64_t s0 = (m.shape[d] - 1) / c->chunks[d] * c->chunks[d];
-                    sel[d] = (zarr_dim_selection){NULL, (m.shape[d] - 1 - s0) / st + 1, s0, st};
+                    sel[d] = (zarr_dim_selection){NULL, (m.shape[d] - 1 - s0) / st + 1, s0, st, NULL};
                 } else {
                     rand_range(&m, d, st, &rng, &sel[d]);
                 }
@@ -458,7 +458,7 @@ static void test_known_values(void) {
     {
         const uint64_t rows[4] = {5, 0, 5, 2};
         const int32_t want[8] = {501, 507, 1, 7, 501, 507, 201, 207};
-        zarr_dim_selection sel[2] = {{rows, 4, 0, 0}, {NULL, 2, 1, 6}};
+        zarr_dim_selection sel[2] = {{rows, 4, 0, 0, NULL}, {NULL, 2, 1, 6, NULL}};
         memset(got, 0, sizeof got);
         if (CHECK_OK(zarr_array_read_orthogonal(a, 2, sel, NULL, got, 8 * 4)))
             CHECK(memcmp(got, want, sizeof want) == 0);
@@ -474,7 +474,7 @@ static void test_known_values(void) {
     {
         const uint64_t r[2] = {2, 2}, c2[2] = {0, 0}, pts[4] = {1, 1, 1, 1};
         const int32_t data[4] = {11, 12, 13, 14}, pdata[2] = {10, 20};
-        zarr_dim_selection sel[2] = {{r, 2, 0, 0}, {c2, 2, 0, 0}};
+        zarr_dim_selection sel[2] = {{r, 2, 0, 0, NULL}, {c2, 2, 0, 0, NULL}};
         uint64_t one[2] = {1, 1}, at20[2] = {2, 0}, at11[2] = {1, 1};
         int32_t x = 0;
         CHECK_OK(zarr_array_write_orthogonal(a, 2, sel, NULL, data, sizeof data));
@@ -510,7 +510,7 @@ static void test_empty_selections(void) {
                                              "\"fill_value\":5}") : NULL;
     uint64_t start[2] = {2, 3}, count[2] = {0, 4}, step[2] = {2, 1}, strides[2] = {10, 1}, coord[2] = {0, 0};
     uint64_t list[1] = {1}, zero[2] = {0, 0}, all[2] = {8, 9};
-    zarr_dim_selection sel[2] = {{list, 1, 0, 0}, {NULL, 0, 0, 1}};
+    zarr_dim_selection sel[2] = {{list, 1, 0, 0, NULL}, {NULL, 0, 0, 1, NULL}};
     int32_t untouched = 0x5a5a5a5a, back[72];
     if (!a) goto out;
     CHECK_OK(zarr_array_read_strided(a, 2, start, count, step, NULL, &untouched, 0));
@@ -573,7 +573,7 @@ static void test_errors(void) {
     uint64_t start[3] = {0, 0, 0}, count[3] = {2, 3, 1}, step[3] = {1, 1, 1}, strides[3] = {3, 1, 1};
     uint64_t coords[6] = {0, 0, 1, 1, 2, 2};
     uint64_t list[3] = {0, 9, 4};
-    zarr_dim_selection sel[3] = {{list, 3, 0, 0}, {NULL, 3, 0, 1}, {NULL, 1, 0, 1}};
+    zarr_dim_selection sel[3] = {{list, 3, 0, 0, NULL}, {NULL, 3, 0, 1, NULL}, {NULL, 1, 0, 1, NULL}};
     if (!a || !huge) goto out;
     memset(guard, 0x77, sizeof guard);
     memcpy(buf, guard, sizeof buf);
@@ -598,7 +598,7 @@ static void test_errors(void) {
     CHECK_CTX("step 0");
     {
         uint64_t st0[2] = {1, 0}, c2[2] = {2, 2};
-        zarr_dim_selection s0[2] = {{NULL, 2, 0, 1}, {NULL, 2, 3, 0}};
+        zarr_dim_selection s0[2] = {{NULL, 2, 0, 1, NULL}, {NULL, 2, 3, 0, NULL}};
         CHECK_STATUS(zarr_array_read_strided(a, 2, start, c2, st0, NULL, buf, 16), ZARR_ERR_INVALID_ARGUMENT);
         CHECK_STATUS(zarr_array_write_strided(a, 2, start, c2, st0, NULL, data, 16), ZARR_ERR_INVALID_ARGUMENT);
         st0[0] = 0, st0[1] = 1;
@@ -637,8 +637,8 @@ static void test_errors(void) {
             CHECK_STATUS2(zarr_array_write_strided(a, 2, cases[i].start, cases[i].count, cases[i].step, NULL, data, n * 4),
                           ZARR_ERR_OUT_OF_BOUNDS, ZARR_ERR_OVERFLOW);
             {
-                zarr_dim_selection r[2] = {{NULL, cases[i].count[0], cases[i].start[0], cases[i].step[0]},
-                                           {NULL, cases[i].count[1], cases[i].start[1], cases[i].step[1]}};
+                zarr_dim_selection r[2] = {{NULL, cases[i].count[0], cases[i].start[0], cases[i].step[0], NULL},
+                                           {NULL, cases[i].count[1], cases[i].start[1], cases[i].step[1], NULL}};
                 CHECK_STATUS2(zarr_array_read_orthogonal(a, 2, r, NULL, buf, n * 4), ZARR_ERR_OUT_OF_BOUNDS, ZARR_ERR_OVERFLOW);
                 CHECK_STATUS2(zarr_array_write_orthogonal(a, 2, r, NULL, data, n * 4), ZARR_ERR_OUT_OF_BOUNDS, ZARR_ERR_OVERFLOW);
             }
@@ -652,8 +652,8 @@ static void test_errors(void) {
             const int col_ok[] = {1, 0, 1};
             const uint64_t bad_points[][6] = {{0, 0, 1, 1, 9, 12}, {10, 0, 0, 0, 0, 0}, {0, 0, 0, UINT64_MAX, 0, 0}};
             for (size_t i = 0; i < 3; i++) {
-                zarr_dim_selection as_cols[2] = {{NULL, 2, 0, 1}, {lists3[i], 3, 0, 0}};
-                zarr_dim_selection as_rows[2] = {{lists3[i], 3, 0, 0}, {NULL, 2, 0, 1}};
+                zarr_dim_selection as_cols[2] = {{NULL, 2, 0, 1, NULL}, {lists3[i], 3, 0, 0, NULL}};
+                zarr_dim_selection as_rows[2] = {{lists3[i], 3, 0, 0, NULL}, {NULL, 2, 0, 1, NULL}};
                 CHECK_CTX("out of bounds: list %zu", i);
                 if (col_ok[i]) {
                     CHECK_OK(zarr_array_read_orthogonal(a, 2, as_cols, NULL, buf, 6 * 4));
@@ -677,7 +677,7 @@ static void test_errors(void) {
     CHECK_CTX("buffer size");
     {
         uint64_t c34[2] = {3, 4}, pitch[2] = {12, 1}, fstr[2] = {1, 3};
-        zarr_dim_selection o[2] = {{list, 3, 0, 0}, {NULL, 4, 1, 2}};
+        zarr_dim_selection o[2] = {{list, 3, 0, 0, NULL}, {NULL, 4, 1, 2, NULL}};
         CHECK_STATUS(zarr_array_read_strided(a, 2, start, c34, NULL, NULL, buf, 11 * 4), ZARR_ERR_BUFFER_SIZE);
         CHECK_STATUS(zarr_array_read_strided(a, 2, start, c34, NULL, NULL, buf, 13 * 4), ZARR_ERR_BUFFER_SIZE);
         CHECK_STATUS(zarr_array_read_strided(a, 2, start, c34, NULL, NULL, buf, 12 * 4 - 1), ZARR_ERR_BUFFER_SIZE);
@@ -725,7 +725,7 @@ static void test_errors(void) {
         };
         for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
             size_t span = (size_t)buf_extent(2, cases[i].count, cases[i].strides);
-            zarr_dim_selection o[2] = {{list, cases[i].count[0], 0, 0}, {NULL, cases[i].count[1], 2, 3}};
+            zarr_dim_selection o[2] = {{list, cases[i].count[0], 0, 0, NULL}, {NULL, cases[i].count[1], 2, 3, NULL}};
             CHECK_CTX("overlap case %zu: count {%llu,%llu} strides {%llu,%llu}", i,
                       (unsigned long long)cases[i].count[0], (unsigned long long)cases[i].count[1],
                       (unsigned long long)cases[i].strides[0], (unsigned long long)cases[i].strides[1]);
@@ -786,7 +786,7 @@ static void test_errors(void) {
     CHECK_CTX("overflow");
     {
         uint64_t big[2] = {1ull << 40, 1ull << 40}, c2[2] = {3, 1}, wide[2] = {UINT64_MAX / 2, 1};
-        zarr_dim_selection hs[2] = {{NULL, 1ull << 40, 0, 1}, {NULL, 1ull << 40, 0, 1}};
+        zarr_dim_selection hs[2] = {{NULL, 1ull << 40, 0, 1, NULL}, {NULL, 1ull << 40, 0, 1, NULL}};
         size_t np = SIZE_MAX / 2 + 1; /* np * 2 coordinates and np * 4 bytes wrap to 0 */
         CHECK_STATUS(zarr_array_read_strided(huge, 2, start, big, NULL, NULL, buf, 8), ZARR_ERR_OVERFLOW);
         CHECK_STATUS(zarr_array_write_strided(huge, 2, start, big, NULL, NULL, data, 8), ZARR_ERR_OVERFLOW);
@@ -815,7 +815,7 @@ static void test_read_only(void) {
     zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
     zarr_array *a = s ? create_array(s, "r", "{\"shape\":[10,12],\"chunks\":[4,5],\"dtype\":\"<i4\",\"fill_value\":1}") : NULL;
     uint64_t start[2] = {1, 2}, count[2] = {3, 4}, step[2] = {2, 3}, coords[4] = {0, 0, 9, 11}, list[2] = {3, 3};
-    zarr_dim_selection sel[2] = {{list, 2, 0, 0}, {NULL, 2, 0, 6}};
+    zarr_dim_selection sel[2] = {{list, 2, 0, 0, NULL}, {NULL, 2, 0, 6, NULL}};
     int32_t data[12] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}, buf[12];
     long files;
     if (!a) goto out;
@@ -840,6 +840,54 @@ out:
     tmpdir_remove(dir);
 }
 
+/* Masks, Boolean flags in orthogonal selections, and blocks, on a 5x4 array of 0..19 in chunks of
+ * 2x3 (edge chunks in both dimensions). */
+static void test_masks_flags_blocks(void) {
+    zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+    zarr_array *a = s ? create_array(s, "m", "{\"shape\":[5,4],\"chunks\":[2,3],\"dtype\":\"<i2\"}") : NULL;
+    int16_t v[20], out[20];
+    uint64_t start[2] = {0, 0}, count[2] = {5, 4};
+    if (!a) return;
+    for (int i = 0; i < 20; i++) v[i] = (int16_t)i;
+    CHECK_OK(zarr_array_write(a, 2, start, count, v, sizeof v));
+    /* A mask: the selected elements in C order. */
+    uint8_t mask[20] = {0};
+    mask[1] = mask[6] = mask[7] = 1;
+    mask[19] = 9; /* any nonzero byte selects */
+    CHECK_OK(zarr_array_read_mask(a, mask, sizeof mask, out, 4 * sizeof(int16_t)));
+    CHECK(out[0] == 1 && out[1] == 6 && out[2] == 7 && out[3] == 19);
+    CHECK_STATUS(zarr_array_read_mask(a, mask, 19, out, 8), ZARR_ERR_BUFFER_SIZE);
+    CHECK_CONTAINS(zarr_last_error(), "19 entries");
+    CHECK_STATUS(zarr_array_read_mask(a, mask, sizeof mask, out, 6), ZARR_ERR_BUFFER_SIZE);
+    int16_t w[4] = {-1, -6, -7, -19};
+    CHECK_OK(zarr_array_write_mask(a, mask, sizeof mask, w, sizeof w));
+    CHECK_OK(zarr_array_read(a, 2, start, count, out, sizeof out));
+    CHECK(out[0] == 0 && out[1] == -1 && out[6] == -6 && out[7] == -7 && out[8] == 8 && out[19] == -19);
+    /* Flags: rows 0 and 3, columns by a range. */
+    uint8_t rows[5] = {1, 0, 0, 1, 0};
+    zarr_dim_selection sel[2] = {{NULL, 5, 0, 0, rows}, {NULL, 2, 1, 2, NULL}};
+    CHECK_OK(zarr_array_read_orthogonal(a, 2, sel, NULL, out, 4 * sizeof(int16_t)));
+    CHECK(out[0] == -1 && out[1] == 3 && out[2] == 13 && out[3] == 15);
+    sel[0].count = 4; /* not the dimension's length */
+    CHECK_STATUS(zarr_array_read_orthogonal(a, 2, sel, NULL, out, sizeof out), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "dimension 0");
+    uint64_t idx[1] = {0};
+    sel[0] = (zarr_dim_selection){idx, 5, 0, 0, rows}; /* both */
+    CHECK_STATUS(zarr_array_read_orthogonal(a, 2, sel, NULL, out, sizeof out), ZARR_ERR_INVALID_ARGUMENT);
+    /* Blocks: chunk row 2 (row 4 only), both chunk columns; then an empty block range. */
+    uint64_t bstart[2] = {2, 0}, bcount[2] = {1, 2}, bs[2], bc[2];
+    CHECK_OK(zarr_array_block_box(a, 2, bstart, bcount, bs, bc));
+    CHECK(bs[0] == 4 && bs[1] == 0 && bc[0] == 1 && bc[1] == 4);
+    bstart[1] = 2;
+    bcount[1] = 0;
+    CHECK_OK(zarr_array_block_box(a, 2, bstart, bcount, bs, bc));
+    CHECK(bs[1] == 4 && bc[1] == 0);
+    bcount[0] = 2;
+    CHECK_STATUS(zarr_array_block_box(a, 2, bstart, bcount, bs, bc), ZARR_ERR_OUT_OF_BOUNDS);
+    CHECK_OK(zarr_array_close(a));
+    CHECK_OK(zarr_store_close(s));
+}
+
 int main(void) {
     test_known_values();
     test_empty_selections();
@@ -847,5 +895,6 @@ int main(void) {
     test_errors();
     test_read_only();
     test_cases();
+    test_masks_flags_blocks();
     return check_summary("test_selections");
 }

@@ -227,7 +227,7 @@ typedef int32_t zarr_order;
  * The indices selected along one dimension by `zarr_array_read_orthogonal` and
  * `zarr_array_write_orthogonal`: either `count` explicit indices (any order, repeats
  * allowed), or, when `indices` is NULL, the range `start`, `start + step`, ... of `count`
- * indices.
+ * indices, or with `flags` the indices a Boolean vector selects.
  */
 typedef struct {
   /**
@@ -243,9 +243,17 @@ typedef struct {
    */
   uint64_t start;
   /**
-   * Distance between range indices, at least 1 (ignored with `indices`).
+   * Distance between range indices, at least 1 (ignored with `indices` or `flags`).
    */
   uint64_t step;
+  /**
+   * A Boolean vector along the dimension, or NULL: `count` bytes, one per index of the
+   * dimension (so `count` must be its length), selecting the indices where it is nonzero,
+   * as a Boolean array does in NumPy's and zarr-python's orthogonal indexing. The
+   * selection's extent along the dimension is then the number of nonzero bytes. `indices`
+   * must be NULL with it.
+   */
+  const uint8_t *flags;
 } zarr_dim_selection;
 
 /**
@@ -1407,6 +1415,55 @@ zarr_status zarr_array_write_points(zarr_array *array,
                                     const uint64_t *coords,
                                     const void *data,
                                     size_t data_size);
+
+/**
+ * Reads the elements a mask selects, like zarr-python's `get_mask_selection`: `mask` holds one
+ * byte per element of the array in C order (`mask_size` = the product of the shape; nonzero:
+ * selected), and the selected elements go to `out` one after another in C order (`out_size`
+ * = their number × item size). Like zarr-python, it lists the selected elements' coordinates
+ * first (8 bytes per dimension each), then reads them as `zarr_array_read_points` does.
+ *
+ * # Safety
+ * `array` must be a live handle; `mask` has `mask_size` readable bytes; `out` has `out_size`
+ * writable bytes.
+ */
+zarr_status zarr_array_read_mask(const zarr_array *array,
+                                 const uint8_t *mask,
+                                 size_t mask_size,
+                                 void *out,
+                                 size_t out_size);
+
+/**
+ * Writes `data` to the elements a mask selects, in C order (see `zarr_array_read_mask`),
+ * like zarr-python's `set_mask_selection`.
+ *
+ * # Safety
+ * As for `zarr_array_read_mask`, with `data` holding `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_mask(zarr_array *array,
+                                  const uint8_t *mask,
+                                  size_t mask_size,
+                                  const void *data,
+                                  size_t data_size);
+
+/**
+ * The box of whole chunks a block selection covers (zarr-python's `get_block_selection`,
+ * `.blocks`): chunks `block_start[d]` to `block_start[d] + block_count[d] - 1` of the chunk
+ * grid along each dimension `d` (for a sharded array the grid of shards, as zarr-python 3's
+ * `blocks`), edge chunks clipped to the shape, as `*out_start` and `*out_count` in elements
+ * (`ndim` each), ready for `zarr_array_read` and `zarr_array_write` (and the buffer's size).
+ * A block outside the grid is `ZARR_ERR_OUT_OF_BOUNDS`.
+ *
+ * # Safety
+ * `array` must be a live handle; `block_start` and `block_count` hold `ndim` values;
+ * `out_start` and `out_count` have room for `ndim`.
+ */
+zarr_status zarr_array_block_box(const zarr_array *array,
+                                 size_t ndim,
+                                 const uint64_t *block_start,
+                                 const uint64_t *block_count,
+                                 uint64_t *out_start,
+                                 uint64_t *out_count);
 
 /* ==== Variable-length values: strings, byte strings, arrays (|O) ============================== */
 

@@ -158,6 +158,9 @@ _SIGNATURES["zarr_store_list_keys"] = [_h, C.c_char_p, _out_s]
 _SIGNATURES["zarr_store_list_dir"] = [_h, C.c_char_p, _out_s]
 _SIGNATURES["zarr_store_getsize"] = [_h, C.c_char_p, _u64p]
 _SIGNATURES["zarr_store_rmdir"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_array_read_mask"] = [_h, C.c_void_p, _sz, C.c_void_p, _sz]
+_SIGNATURES["zarr_array_write_mask"] = [_h, C.c_void_p, _sz, C.c_void_p, _sz]
+_SIGNATURES["zarr_array_block_box"] = [_h, _sz, _u64p, _u64p, _u64p, _u64p]
 _SIGNATURES["zarr_array_create_mode"] = [_h, C.c_char_p, C.c_char_p, C.c_int32, _out_h]
 _SIGNATURES["zarr_group_create_mode"] = [_h, C.c_char_p, C.c_int32, C.c_int32, _out_h]
 _live_callbacks = {}  # the functions of open mapping stores by number, until libzarr releases them
@@ -224,8 +227,10 @@ def _progress_fn(progress):
 
 
 class DimSelection(C.Structure):
-    """zarr_dim_selection: `count` explicit indices, or (indices NULL) the range start, start+step, ..."""
-    _fields_ = [("indices", _u64p), ("count", C.c_uint64), ("start", C.c_uint64), ("step", C.c_uint64)]
+    """zarr_dim_selection: `count` explicit indices, or (indices NULL) the range start, start+step, ...,
+    or the indices where `count` flags (one per index of the dimension) are nonzero."""
+    _fields_ = [("indices", _u64p), ("count", C.c_uint64), ("start", C.c_uint64), ("step", C.c_uint64),
+                ("flags", C.POINTER(C.c_uint8))]
 
 _lib = None
 _EMPTY = C.c_char()  # stand-in for buffers of 0 bytes: the API wants non-NULL pointers
@@ -779,9 +784,13 @@ class Array(_Handle, _Attrs):
                 dropped.append(d)
             else:
                 idx = np.asarray(item)
-                if idx.dtype == bool:
-                    idx = np.flatnonzero(idx) if idx.shape == (n,) else None
-                if idx is None or idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+                if idx.dtype == bool and idx.ndim == 1:  # flags: libzarr checks the length
+                    flags = np.ascontiguousarray(idx, np.uint8)
+                    keep.append(flags)
+                    sel[d] = DimSelection(None, len(flags), 0, 0, flags.ctypes.data_as(C.POINTER(C.c_uint8)))
+                    extent.append(int(np.count_nonzero(flags)))
+                    continue
+                if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
                     raise ValueError(f"dimension {d}: not a slice, an int, a 1-D int list or a mask")
                 idx = np.ascontiguousarray(np.where(idx < 0, idx + n, idx).astype(np.int64), np.uint64)
                 keep.append(idx)  # negative indices still out of range wrap to huge values: out of bounds
@@ -817,6 +826,32 @@ class Array(_Handle, _Attrs):
         else:
             ptr, size, strides = _view_buffer(data)
         _call(fn, self.handle, len(extent), *args, strides, ptr, size)
+
+    def read_mask(self, mask):
+        """zarr_array_read_mask: the elements where the Boolean array `mask` (the array's shape) is
+        True, in C order, as a 1-D array."""
+        mask = np.ascontiguousarray(mask, np.uint8)
+        out = np.empty(int(np.count_nonzero(mask)), self.dtype)
+        _call("zarr_array_read_mask", self.handle, _data_ptr(mask), mask.nbytes, _data_ptr(out), out.nbytes)
+        return out
+
+    def write_mask(self, mask, data):
+        """zarr_array_write_mask: `data` (1-D, or broadcast to the number of True) where `mask` is True."""
+        mask = np.ascontiguousarray(mask, np.uint8)
+        data = np.ascontiguousarray(np.broadcast_to(np.asarray(data, self.dtype), (int(np.count_nonzero(mask)),)))
+        _call("zarr_array_write_mask", self.handle, _data_ptr(mask), mask.nbytes, _data_ptr(data), data.nbytes)
+
+    def block_box(self, block_start, block_count):
+        """zarr_array_block_box: (start, count) in elements of the chunks block_start..+block_count."""
+        n = len(self.shape)
+        start, count = (C.c_uint64 * max(n, 1))(), (C.c_uint64 * max(n, 1))()
+        _call("zarr_array_block_box", self.handle, n, _u64(block_start), _u64(block_count), start, count)
+        return tuple(start[:n]), tuple(count[:n])
+
+    def read_blocks(self, block_start, block_count):
+        """The chunks block_start..+block_count (zarr-python's get_block_selection with slices)."""
+        start, count = self.block_box(block_start, block_count)
+        return self.read(start, count)
 
     def read_strided(self, start, count, step=None, out=None):
         """Elements start[d], start[d]+step[d], ... (count[d] of them) in each dimension, into a new dense

@@ -752,6 +752,7 @@ impl Session {
                                 count: list.len() as u64,
                                 start: 0,
                                 step: 0,
+                                flags: null(),
                             }
                         } else {
                             zarr_dim_selection {
@@ -759,6 +760,7 @@ impl Session {
                                 count: count[d],
                                 start: start[d],
                                 step: step[d],
+                                flags: null(),
                             }
                         }
                     })

@@ -5,7 +5,7 @@ use super::chunk_io::with_scratch;
 use super::Array;
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::selection::{PointGroup, PointPlan};
+use crate::selection::{mask_points, PointGroup, PointPlan};
 use crate::strided::{copy_elements, fill_elements, DimOffsets, SharedBuffer};
 use rayon::prelude::*;
 
@@ -40,6 +40,21 @@ impl Array {
                 Some(chunk) => unsafe { copy_elements(chunk, out, &pairs, &self.element) },
             })
         })
+    }
+
+    /// Reads the elements `mask` selects (one byte per element of the array, C order;
+    /// nonzero: selected) into `out`, one after another in C order, like zarr-python's
+    /// `get_mask_selection`. As there, the selected elements' coordinates are listed first
+    /// (8 bytes per dimension per selected element).
+    pub fn read_mask(&self, mask: &[u8], out: &mut [u8]) -> Result<()> {
+        let (npoints, coords) = mask_points(&self.shape(), mask).map_err(|e| self.named(e))?;
+        self.read_points(npoints, &coords, out)
+    }
+
+    /// Writes `data` to the elements `mask` selects, in C order (see [`Array::read_mask`]).
+    pub fn write_mask(&self, mask: &[u8], data: &[u8]) -> Result<()> {
+        let (npoints, coords) = mask_points(&self.shape(), mask).map_err(|e| self.named(e))?;
+        self.write_points(npoints, &coords, data)
     }
 
     /// Writes one element per point from `data` to the `npoints` points given by `coords`.

@@ -6,13 +6,13 @@ use super::boundary::{optional_slice_arg, run, slice_arg, slice_out};
 use super::status::zarr_status;
 use crate::array::{box_selection, Array};
 use crate::error::{Error, Result};
-use crate::selection::DimSelection;
+use crate::selection::{block_box, flag_indices, DimSelection};
 use std::ffi::c_void;
 
 /// The indices selected along one dimension by `zarr_array_read_orthogonal` and
 /// `zarr_array_write_orthogonal`: either `count` explicit indices (any order, repeats
 /// allowed), or, when `indices` is NULL, the range `start`, `start + step`, ... of `count`
-/// indices.
+/// indices, or with `flags` the indices a Boolean vector selects.
 #[allow(non_camel_case_types)]
 #[repr(C)]
 pub struct zarr_dim_selection {
@@ -22,8 +22,14 @@ pub struct zarr_dim_selection {
     pub count: u64,
     /// First index of the range (ignored with `indices`).
     pub start: u64,
-    /// Distance between range indices, at least 1 (ignored with `indices`).
+    /// Distance between range indices, at least 1 (ignored with `indices` or `flags`).
     pub step: u64,
+    /// A Boolean vector along the dimension, or NULL: `count` bytes, one per index of the
+    /// dimension (so `count` must be its length), selecting the indices where it is nonzero,
+    /// as a Boolean array does in NumPy's and zarr-python's orthogonal indexing. The
+    /// selection's extent along the dimension is then the number of nonzero bytes. `indices`
+    /// must be NULL with it.
+    pub flags: *const u8,
 }
 
 /// Reads the `ndim` arguments of a strided box into an orthogonal selection.
@@ -48,10 +54,23 @@ fn orthogonal_selection(
     selection: *const zarr_dim_selection,
 ) -> Result<Vec<DimSelection>> {
     check_ndim(array, ndim)?;
+    let shape = array.shape();
     slice_arg(selection, ndim, "selection")?
         .iter()
         .enumerate()
         .map(|(d, s)| {
+            let n = usize::try_from(s.count).map_err(|_| {
+                Error::InvalidArgument(format!("dimension {d}: {} indices", s.count))
+            })?;
+            if !s.flags.is_null() {
+                if !s.indices.is_null() {
+                    return Err(Error::InvalidArgument(format!(
+                        "dimension {d}: both indices and flags are given"
+                    )));
+                }
+                let flags = slice_arg(s.flags, n, &format!("selection[{d}].flags"))?;
+                return Ok(DimSelection::Indices(flag_indices(flags, shape[d], d)?));
+            }
             if s.indices.is_null() {
                 return Ok(DimSelection::Range {
                     start: s.start,
@@ -59,9 +78,6 @@ fn orthogonal_selection(
                     step: s.step,
                 });
             }
-            let n = usize::try_from(s.count).map_err(|_| {
-                Error::InvalidArgument(format!("dimension {d}: {} indices", s.count))
-            })?;
             Ok(DimSelection::Indices(
                 slice_arg(s.indices, n, &format!("selection[{d}].indices"))?.to_vec(),
             ))
@@ -249,5 +265,87 @@ pub unsafe extern "C" fn zarr_array_write_points(
             coords,
             slice_arg(data.cast::<u8>(), data_size, "data")?,
         )
+    })
+}
+
+/// Reads the elements a mask selects, like zarr-python's `get_mask_selection`: `mask` holds one
+/// byte per element of the array in C order (`mask_size` = the product of the shape; nonzero:
+/// selected), and the selected elements go to `out` one after another in C order (`out_size`
+/// = their number × item size). Like zarr-python, it lists the selected elements' coordinates
+/// first (8 bytes per dimension each), then reads them as `zarr_array_read_points` does.
+///
+/// # Safety
+/// `array` must be a live handle; `mask` has `mask_size` readable bytes; `out` has `out_size`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_mask(
+    array: *const zarr_array,
+    mask: *const u8,
+    mask_size: usize,
+    out: *mut c_void,
+    out_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let mask = slice_arg(mask, mask_size, "mask")?;
+        array.read_mask(mask, slice_out(out.cast::<u8>(), out_size, "out")?)
+    })
+}
+
+/// Writes `data` to the elements a mask selects, in C order (see `zarr_array_read_mask`),
+/// like zarr-python's `set_mask_selection`.
+///
+/// # Safety
+/// As for `zarr_array_read_mask`, with `data` holding `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_mask(
+    array: *mut zarr_array,
+    mask: *const u8,
+    mask_size: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let mask = slice_arg(mask, mask_size, "mask")?;
+        array.write_mask(mask, slice_arg(data.cast::<u8>(), data_size, "data")?)
+    })
+}
+
+/// The box of whole chunks a block selection covers (zarr-python's `get_block_selection`,
+/// `.blocks`): chunks `block_start[d]` to `block_start[d] + block_count[d] - 1` of the chunk
+/// grid along each dimension `d` (for a sharded array the grid of shards, as zarr-python 3's
+/// `blocks`), edge chunks clipped to the shape, as `*out_start` and `*out_count` in elements
+/// (`ndim` each), ready for `zarr_array_read` and `zarr_array_write` (and the buffer's size).
+/// A block outside the grid is `ZARR_ERR_OUT_OF_BOUNDS`.
+///
+/// # Safety
+/// `array` must be a live handle; `block_start` and `block_count` hold `ndim` values;
+/// `out_start` and `out_count` have room for `ndim`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_block_box(
+    array: *const zarr_array,
+    ndim: usize,
+    block_start: *const u64,
+    block_count: *const u64,
+    out_start: *mut u64,
+    out_count: *mut u64,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        check_ndim(array, ndim)?;
+        let (start, count) = block_box(
+            &array.shape(),
+            &array.metadata().chunks,
+            slice_arg(block_start, ndim, "block_start")?,
+            slice_arg(block_count, ndim, "block_count")?,
+        )?;
+        let (out_start, out_count) = (
+            slice_out(out_start, ndim, "out_start")?,
+            slice_out(out_count, ndim, "out_count")?,
+        );
+        out_start.copy_from_slice(&start);
+        out_count.copy_from_slice(&count);
+        Ok(())
     })
 }

@@ -168,12 +168,14 @@ fn on_the_pool_a_memory_store_round_trips_through_the_c_api() {
                 count: 3,
                 start: 0,
                 step: 1,
+                flags: ptr::null(),
             },
             zarr_dim_selection {
                 indices: ptr::null(),
                 count: 2,
                 start: 1,
                 step: 4,
+                flags: ptr::null(),
             },
         ];
         let mut out = [0u16; 6];

@@ -24,7 +24,9 @@ SEL_CASES = [Case(dt, comp, order, "./"[i // 2 % 2], *SEL_GEOMETRIES[i // 4 % 2]
 # ---------------------------------------------------------------- selections, and what they mean in numpy
 def random_dim(rng, n):
     """One dimension of an orthogonal selection, of a random kind."""
-    kind = rng.integers(5)
+    kind = rng.integers(6)
+    if kind == 5:  # Boolean flags, one per index
+        return rng.random(n) < 0.4
     if kind == 0:  # a stepped slice, sometimes open-ended
         start = int(rng.integers(0, n))
         return slice(start, None if rng.integers(2) else int(rng.integers(start + 1, n + 1)), int(rng.integers(1, 5)))
@@ -69,7 +71,9 @@ def box_slices(start, count, step):
 
 def dim_indices(item, n):
     """The indices one orthogonal selection item picks (1-D, in order)."""
-    return np.arange(n)[item] if isinstance(item, slice) else np.atleast_1d(np.asarray(item, np.int64))
+    if isinstance(item, slice) or np.asarray(item).dtype == bool:
+        return np.arange(n)[item]
+    return np.atleast_1d(np.asarray(item, np.int64))
 
 
 def extent_of(kind, sel, shape):
@@ -148,6 +152,43 @@ def test_read_selections(case, tmp_path):
             assert_same(arr.read_points(coords), want)
         for start, count, step in strided_boxes(rng, case.shape):
             assert_same(arr.read_strided(start, count, step), z[box_slices(start, count, step)])
+
+
+# ---------------------------------------------------------------- masks and blocks
+@pytest.mark.parametrize("case", SEL_CASES[::3], ids=str)
+def test_mask_and_block_selections(case, tmp_path):
+    model = zarr_python_writes(case, tmp_path)
+    z, rng = zpy.open_array(tmp_path, "r+"), np.random.default_rng(case.seed + 1)
+    grid = [math.ceil(s / c) for s, c in zip(case.shape, case.chunks)]
+    with libzarr.open_store(tmp_path, "a") as store, store.open_array("") as arr:
+        for density in (0.0, 0.05, 0.5, 1.0):
+            mask = rng.random(case.shape) < density
+            assert_same(arr.read_mask(mask), z.get_mask_selection(mask))
+            assert_same(arr.read_mask(mask), z.vindex[mask])
+        for _ in range(4):
+            start = [int(rng.integers(0, g)) for g in grid]
+            count = [int(rng.integers(0, g - s + 1)) for g, s in zip(grid, start)]
+            blocks = tuple(slice(s, s + c) for s, c in zip(start, count))
+            assert_same(arr.read_blocks(start, count), z.get_block_selection(blocks))
+            assert_same(arr.read_blocks(start, count), z.blocks[blocks])
+        mask = rng.random(case.shape) < 0.3
+        value = random_data(case.dtype, (int(mask.sum()),), case.seed)
+        arr.write_mask(mask, value)
+        model[mask] = value
+    assert_same(zpy.read(zpy.open_array(tmp_path)), model)
+    # zarr-python writes a mask, libzarr reads it.
+    mask = rng.random(case.shape) < 0.3
+    value = random_data(case.dtype, (int(mask.sum()),), case.seed + 2)
+    z.set_mask_selection(mask, value)
+    model[mask] = value
+    with libzarr.open_store(tmp_path, "r") as store, store.open_array("") as arr:
+        assert_same(arr.read(), model)
+        with pytest.raises(libzarr.LibzarrError, match="ZARR_ERR_BUFFER_SIZE"):
+            arr.read_mask(mask.ravel()[:-1])
+        with pytest.raises(libzarr.LibzarrError, match="ZARR_ERR_OUT_OF_BOUNDS"):
+            arr.block_box(grid, [1] * len(grid))
+        with pytest.raises(libzarr.LibzarrError, match="ZARR_ERR_INVALID_ARGUMENT"):
+            arr.read_orthogonal([np.ones(case.shape[0] + 1, bool)] + [slice(None)] * (len(case.shape) - 1))
 
 
 # ---------------------------------------------------------------- caller buffer strides
