@@ -995,6 +995,24 @@ zarr_status zarr_group_attrs_get(const zarr_group *group, char **out_json);
 zarr_status zarr_group_attrs_set(zarr_group *group, const char *attrs_json);
 
 /**
+ * Sets the members of the JSON object `changes_json` in the group's user attributes,
+ * keeping the others (see `zarr_array_attrs_update`).
+ *
+ * # Safety
+ * `group` must be a live handle and `changes_json` a NUL-terminated string.
+ */
+zarr_status zarr_group_attrs_update(zarr_group *group, const char *changes_json);
+
+/**
+ * Removes the member `name` from the group's user attributes; a name they do not have is
+ * `ZARR_ERR_NOT_FOUND`.
+ *
+ * # Safety
+ * `group` must be a live handle and `name` a NUL-terminated string.
+ */
+zarr_status zarr_group_attrs_delete(zarr_group *group, const char *name);
+
+/**
  * Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
  * `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
  * (`"directory"`, `"zip"` or `"memory"`), `read_only`, `num_members`, `num_arrays`,
@@ -1218,6 +1236,27 @@ zarr_status zarr_array_attrs_get(const zarr_array *array, char **out_json);
  * `array` must be a live handle and `attrs_json` a NUL-terminated string.
  */
 zarr_status zarr_array_attrs_set(zarr_array *array, const char *attrs_json);
+
+/**
+ * Sets the members of the JSON object `changes_json` in the user attributes, keeping the
+ * others, as Python's `attrs.update(...)` and `attrs[key] = value` do (`{"units": "m"}` sets
+ * one key); each value is stored as given (`NaN` and `Infinity` allowed). Read and written
+ * under the node's lock, so concurrent edits of different keys through handles of this
+ * process are all kept.
+ *
+ * # Safety
+ * `array` must be a live handle and `changes_json` a NUL-terminated string.
+ */
+zarr_status zarr_array_attrs_update(zarr_array *array, const char *changes_json);
+
+/**
+ * Removes the member `name` from the user attributes (Python's `del attrs[name]`); a name
+ * the attributes do not have is `ZARR_ERR_NOT_FOUND`.
+ *
+ * # Safety
+ * `array` must be a live handle and `name` a NUL-terminated string.
+ */
+zarr_status zarr_array_attrs_delete(zarr_array *array, const char *name);
 
 /* ==== Reading and writing boxes =============================================================== */
 
@@ -1705,6 +1744,23 @@ zarr_status zarr_store_delete(zarr_store *store, const char *path);
  * `store` must be a live handle; `from` and `to` NUL-terminated strings.
  */
 zarr_status zarr_store_move(zarr_store *store, const char *from, const char *to);
+
+/**
+ * Changes the fill value stored in the metadata of the array at `path`, like zarr-python's
+ * `z.fill_value = x`: `fill_value_json` is the value as the array's format writes it (a
+ * number, `"NaN"`, `"Infinity"`, a base64 string for byte strings and records, `[re, im]`
+ * for complex numbers, `null` in v2 for none). It is checked as opening the array would
+ * check it (`ZARR_ERR_INVALID_METADATA` naming the key) before the document is written; its
+ * other members stay as stored. Chunks never written then read as the new value; stored
+ * chunks keep their values. Handles opened before keep the fill value they opened with
+ * (reopen them, as after a resize through another handle).
+ *
+ * # Safety
+ * `store` must be a live handle; `path` and `fill_value_json` NUL-terminated strings.
+ */
+zarr_status zarr_store_set_fill_value(zarr_store *store,
+                                      const char *path,
+                                      const char *fill_value_json);
 
 /**
  * Diagnostics like zarr-python's `info`, as JSON: `path`, `zarr_format`, `dtype` (the NumPy

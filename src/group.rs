@@ -181,4 +181,14 @@ impl Group {
     pub fn set_attributes(&self, json: &str) -> Result<()> {
         hierarchy::set_attributes(&self.store, &self.path, json)
     }
+
+    /// Sets the members of a JSON object in the user attributes, keeping the others.
+    pub fn update_attributes(&self, json: &str) -> Result<()> {
+        hierarchy::update_attributes(&self.store, &self.path, json)
+    }
+
+    /// Removes one member of the user attributes ([`Error::NotFound`] when there is none).
+    pub fn delete_attribute(&self, name: &str) -> Result<()> {
+        hierarchy::delete_attribute(&self.store, &self.path, name)
+    }
 }

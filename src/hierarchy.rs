@@ -269,9 +269,50 @@ pub fn attributes(store: &StoreHandle, path: &str) -> Result<String> {
 /// Replaces the user attributes of the node at `path` with the JSON object `json`, stored as
 /// given: in its `zarr.json` for a v3 node (the other members kept as stored), else `.zattrs`.
 pub fn set_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()> {
+    let text = metadata::check_attributes(json.as_bytes(), "attributes")?;
+    edit_attributes(store, path, |_| Ok(text))
+}
+
+/// Sets the members of the JSON object `json` in the user attributes of the node at `path`,
+/// keeping the others (Python's `attrs.update`); each value is stored as given.
+pub fn update_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()> {
+    metadata::check_attributes(json.as_bytes(), "attribute changes")?;
+    let changes = JsonDocument::parse(json.as_bytes(), "attribute changes")?;
+    edit_attributes(store, path, |current| {
+        let mut attributes = JsonDocument::parse(current.as_bytes(), "attributes")?;
+        for name in changes.names() {
+            let value = changes.raw(name).expect("a member of the changes");
+            attributes.set_raw(name, value.to_string());
+        }
+        Ok(String::from_utf8(attributes.render()).expect("JSON text is UTF-8"))
+    })
+}
+
+/// Removes the member `name` of the user attributes of the node at `path`; a missing one is
+/// [`Error::NotFound`] (as Python's `del attrs[name]`).
+pub fn delete_attribute(store: &StoreHandle, path: &str, name: &str) -> Result<()> {
+    edit_attributes(store, path, |current| {
+        let mut attributes = JsonDocument::parse(current.as_bytes(), "attributes")?;
+        if !attributes.contains(name) {
+            return Err(Error::NotFound(format!(
+                "the attributes of {path:?} have no {name:?}"
+            )));
+        }
+        attributes.remove(name);
+        Ok(String::from_utf8(attributes.render()).expect("JSON text is UTF-8"))
+    })
+}
+
+/// Replaces the user attributes of the node at `path` by what `edit` makes of the current ones
+/// (their JSON text, `{}` when there are none), in one read-modify-write: in its `zarr.json`
+/// for a v3 node (the other members kept as stored), else `.zattrs`.
+fn edit_attributes(
+    store: &StoreHandle,
+    path: &str,
+    edit: impl FnOnce(String) -> Result<String>,
+) -> Result<()> {
     let v3 = path::join(path, ZARR_JSON);
     store.check_writable(&v3)?;
-    let text = metadata::check_attributes(json.as_bytes(), "attributes")?;
     // Read under the lock, so a concurrent resize or attribute write is not undone. Across
     // processes a v2 node's attributes are locked by their own key, as zarr-python 2 does.
     let zattrs = path::join(path, ZATTRS);
@@ -282,10 +323,15 @@ pub fn set_attributes(store: &StoreHandle, path: &str, json: &str) -> Result<()>
     let _lock = store.lock_chunk(lock_key)?;
     if let Some(bytes) = store.get(&v3)? {
         let mut doc = JsonDocument::parse(&bytes, &v3)?;
-        doc.set_raw("attributes", text);
+        let current = doc.raw("attributes").unwrap_or("{}").to_string();
+        doc.set_raw("attributes", edit(current)?);
         return write_document(store, &v3, &doc);
     }
-    store.set(&zattrs, text.as_bytes())
+    let current = match store.get(&zattrs)? {
+        Some(bytes) => metadata::check_attributes(&bytes, &zattrs)?,
+        None => "{}".to_string(),
+    };
+    store.set(&zattrs, edit(current)?.as_bytes())
 }
 
 /// Deletes the array or group at `path` with everything below it (chunks, members,

@@ -160,6 +160,11 @@ _SIGNATURES["zarr_store_getsize"] = [_h, C.c_char_p, _u64p]
 _SIGNATURES["zarr_store_rmdir"] = [_h, C.c_char_p]
 _SIGNATURES["zarr_array_read_mask"] = [_h, C.c_void_p, _sz, C.c_void_p, _sz]
 _SIGNATURES["zarr_array_write_mask"] = [_h, C.c_void_p, _sz, C.c_void_p, _sz]
+_SIGNATURES["zarr_array_attrs_update"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_array_attrs_delete"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_group_attrs_update"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_group_attrs_delete"] = [_h, C.c_char_p]
+_SIGNATURES["zarr_store_set_fill_value"] = [_h, C.c_char_p, C.c_char_p]
 _SIGNATURES["zarr_array_block_box"] = [_h, _sz, _u64p, _u64p, _u64p, _u64p]
 _SIGNATURES["zarr_array_create_mode"] = [_h, C.c_char_p, C.c_char_p, C.c_int32, _out_h]
 _SIGNATURES["zarr_group_create_mode"] = [_h, C.c_char_p, C.c_int32, C.c_int32, _out_h]
@@ -398,6 +403,11 @@ class Store(_Handle):
         _call("zarr_store_open_callbacks", C.byref(cb), mode, C.byref(out))
         return cls(out)
 
+    def set_fill_value(self, path, fill_value):
+        """zarr_store_set_fill_value: `fill_value` as JSON text, or a Python value (json.dumps'd)."""
+        doc = fill_value if isinstance(fill_value, str) else json.dumps(fill_value)
+        _call("zarr_store_set_fill_value", self.handle, _enc(path), doc.encode())
+
     def value_size(self, key):
         """zarr_store_value_size: the length of the value under `key`, None when there is none."""
         exists, size = C.c_bool(), C.c_uint64()
@@ -497,6 +507,14 @@ class _Attrs:
     def set_attrs(self, attrs):
         doc = attrs if isinstance(attrs, str) else json.dumps(attrs)  # NaN/Infinity as Python writes them
         _call(self._attrs_set, self.handle, doc.encode())
+
+    def update_attrs(self, changes):
+        """zarr_*_attrs_update: set the members of `changes` (a dict or JSON text), keep the others."""
+        doc = changes if isinstance(changes, str) else json.dumps(changes)
+        _call(self._attrs_set.replace("_set", "_update"), self.handle, doc.encode())
+
+    def delete_attr(self, name):
+        _call(self._attrs_set.replace("_set", "_delete"), self.handle, _enc(name))
 
 
 class Group(_Handle, _Attrs):

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 mod buffer;
 mod chunk_cache;
 mod chunk_io;
+mod edit;
 mod info;
 mod orthogonal_io;
 mod points_io;
@@ -383,6 +384,16 @@ impl Array {
     /// Replaces the user attributes with a JSON object.
     pub fn set_attributes(&self, json: &str) -> Result<()> {
         hierarchy::set_attributes(&self.store, &self.path, json)
+    }
+
+    /// Sets the members of a JSON object in the user attributes, keeping the others.
+    pub fn update_attributes(&self, json: &str) -> Result<()> {
+        hierarchy::update_attributes(&self.store, &self.path, json)
+    }
+
+    /// Removes one member of the user attributes ([`Error::NotFound`] when there is none).
+    pub fn delete_attribute(&self, name: &str) -> Result<()> {
+        hierarchy::delete_attribute(&self.store, &self.path, name)
     }
 
     /// The store key of the chunk (or shard) at grid position `coords`.

@@ -413,6 +413,35 @@ pub unsafe extern "C" fn zarr_array_attrs_set(
     run(|| array_arg(array)?.set_attributes(str_arg(attrs_json, "attrs_json")?))
 }
 
+/// Sets the members of the JSON object `changes_json` in the user attributes, keeping the
+/// others, as Python's `attrs.update(...)` and `attrs[key] = value` do (`{"units": "m"}` sets
+/// one key); each value is stored as given (`NaN` and `Infinity` allowed). Read and written
+/// under the node's lock, so concurrent edits of different keys through handles of this
+/// process are all kept.
+///
+/// # Safety
+/// `array` must be a live handle and `changes_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attrs_update(
+    array: *mut zarr_array,
+    changes_json: *const c_char,
+) -> zarr_status {
+    run(|| array_arg(array)?.update_attributes(str_arg(changes_json, "changes_json")?))
+}
+
+/// Removes the member `name` from the user attributes (Python's `del attrs[name]`); a name
+/// the attributes do not have is `ZARR_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `array` must be a live handle and `name` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attrs_delete(
+    array: *mut zarr_array,
+    name: *const c_char,
+) -> zarr_status {
+    run(|| array_arg(array)?.delete_attribute(str_arg(name, "name")?))
+}
+
 /// Reads the box of `count[d]` elements from `start[d]` in each of `ndim` dimensions into
 /// `out`: C order, native byte order, `out_size` = product of `count` × item size bytes.
 /// Chunks never written read as the fill value. Chunks are decoded in parallel, straight into

@@ -224,6 +224,40 @@ pub unsafe extern "C" fn zarr_group_attrs_set(
     })
 }
 
+/// Sets the members of the JSON object `changes_json` in the group's user attributes,
+/// keeping the others (see `zarr_array_attrs_update`).
+///
+/// # Safety
+/// `group` must be a live handle and `changes_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attrs_update(
+    group: *mut zarr_group,
+    changes_json: *const c_char,
+) -> zarr_status {
+    run(|| {
+        ref_arg(group, "group")?
+            .inner
+            .update_attributes(str_arg(changes_json, "changes_json")?)
+    })
+}
+
+/// Removes the member `name` from the group's user attributes; a name they do not have is
+/// `ZARR_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `group` must be a live handle and `name` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attrs_delete(
+    group: *mut zarr_group,
+    name: *const c_char,
+) -> zarr_status {
+    run(|| {
+        ref_arg(group, "group")?
+            .inner
+            .delete_attribute(str_arg(name, "name")?)
+    })
+}
+
 /// Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
 /// `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
 /// (`"directory"`, `"zip"` or `"memory"`), `read_only`, `num_members`, `num_arrays`,

@@ -5,6 +5,7 @@ use super::array::{text_out, zarr_array};
 use super::boundary::{out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use super::store::zarr_store;
+use crate::array::Array;
 use crate::hierarchy::{self, NodeKind};
 use crate::path;
 use std::ffi::c_char;
@@ -74,6 +75,32 @@ pub unsafe extern "C" fn zarr_store_move(
             &ref_arg(store, "store")?.inner,
             str_arg(from, "from")?,
             str_arg(to, "to")?,
+        )
+    })
+}
+
+/// Changes the fill value stored in the metadata of the array at `path`, like zarr-python's
+/// `z.fill_value = x`: `fill_value_json` is the value as the array's format writes it (a
+/// number, `"NaN"`, `"Infinity"`, a base64 string for byte strings and records, `[re, im]`
+/// for complex numbers, `null` in v2 for none). It is checked as opening the array would
+/// check it (`ZARR_ERR_INVALID_METADATA` naming the key) before the document is written; its
+/// other members stay as stored. Chunks never written then read as the new value; stored
+/// chunks keep their values. Handles opened before keep the fill value they opened with
+/// (reopen them, as after a resize through another handle).
+///
+/// # Safety
+/// `store` must be a live handle; `path` and `fill_value_json` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_set_fill_value(
+    store: *mut zarr_store,
+    path: *const c_char,
+    fill_value_json: *const c_char,
+) -> zarr_status {
+    run(|| {
+        Array::set_fill_value(
+            &ref_arg(store, "store")?.inner,
+            str_arg(path, "path")?,
+            str_arg(fill_value_json, "fill_value_json")?,
         )
     })
 }
