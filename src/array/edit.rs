@@ -33,7 +33,7 @@ impl Array {
             _ => {
                 let parsed = metadata::parse_document(&document.render(), &stored.key)?;
                 let mut meta = ArrayMetadata::parse(&parsed, &stored.key)?;
-                meta.chunk_keys = stored.metadata.chunk_keys.clone();
+                meta.chunk_keys = stored.metadata.chunk_keys;
                 meta
             }
         };
