@@ -74,10 +74,10 @@ static void test_bad_create_json(void) {
         {"", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_ARGUMENT},
         {"[1,2]", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_ARGUMENT},
         {"{\"chunks\":[2],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
-        {"{\"shape\":[4],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"{\"shape\":[4],\"chunks\":\"2\",\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"{\"shape\":[4],\"chunks\":[2]}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"{\"shape\":[4,4],\"chunks\":[2,0],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
-        {"{\"shape\":[4,4],\"chunks\":[2],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"{\"shape\":[4,4],\"chunks\":[2.5,2],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"{\"shape\":[4],\"chunks\":[2,2],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"{\"shape\":[-4],\"chunks\":[2],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"{\"shape\":[4.5],\"chunks\":[2],\"dtype\":\"<i4\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
@@ -114,7 +114,7 @@ static void test_bad_create_json(void) {
     /* Messages name the offending field. */
     {
         zarr_array *a = NULL;
-        zarr_array_create(s, "bad", "{\"shape\":[4],\"dtype\":\"<i4\"}", &a);
+        zarr_array_create(s, "bad", "{\"shape\":[4],\"chunks\":[0],\"dtype\":\"<i4\"}", &a);
         CHECK_CONTAINS(zarr_last_error(), "chunks");
         zarr_array_create(s, "bad", "{\"shape\":[4],\"chunks\":[2],\"dtype\":\"<q9\"}", &a);
         CHECK_CONTAINS(zarr_last_error(), "<q9");

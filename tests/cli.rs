@@ -367,7 +367,7 @@ fn editing_commands_refuse_bad_input_naming_it() {
     );
     refused(
         &["create", &location, "a", "--metadata", r#"{"shape": [2]}"#],
-        &["creating array \"a\"", "\"chunks\""],
+        &["creating array \"a\"", "\"dtype\""],
     );
     refused(
         &[

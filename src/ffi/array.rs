@@ -98,14 +98,19 @@ fn v2_member(array: &Array, name: &str) -> Result<String> {
 }
 
 /// Creates an array at `path` ("" is the store root) from a JSON document, in the format it
-/// names. With `"zarr_format": 3` it is a Zarr v3 `zarr.json`: `shape`, `data_type` and
-/// `chunk_grid` are required; omitted members default as zarr-python 3 writes them
-/// (`chunk_key_encoding` default with "/", `fill_value` zero of the type, `codecs` `bytes`
+/// names. With `"zarr_format": 3` it is a Zarr v3 `zarr.json`: `shape` and `data_type` are
+/// required; omitted members default as zarr-python 3 writes them (`chunk_grid` a regular
+/// grid of chunks guessed as zarr-python guesses them, `chunk_key_encoding` default with "/", `fill_value` zero of the type, `codecs` `bytes`
 /// then `zstd` (`vlen-utf8` or `vlen-bytes` then `zstd` for `string` and `bytes`),
 /// `attributes` {}, `storage_transformers` []), and every codec's configuration is completed.
-/// Otherwise it is a Zarr v2 `.zarray` document: `shape`, `chunks` and `dtype` are required;
-/// the other keys default to: `zarr_format` 2, `compressor` null, `fill_value` 0, `order`
-/// "C", `filters` null, `dimension_separator` ".". A key the format does not have (a
+/// Otherwise it is a Zarr v2 `.zarray` document: `shape` and `dtype` are required; `chunks`
+/// is read as zarr-python's `chunks` argument (absent, `null` or `true`: guessed as
+/// zarr-python guesses them, a target of 128 KiB to 64 MiB growing with the array; `false`:
+/// one chunk; an integer: that length in every dimension; a list: `-1` or `null` for a whole
+/// dimension, dimensions left out whole); the other keys default to: `zarr_format` 2,
+/// `compressor` null (zarr-python 2 defaults to `{"id": "blosc", "cname": "lz4", "clevel": 5,
+/// "shuffle": 1}` and zarr-python 3 to `{"id": "zstd", "level": 0}`: give one to match them),
+/// `fill_value` 0 (as both), `order` "C", `filters` null, `dimension_separator` ".". A key the format does not have (a
 /// misspelling such as `"fill_vaule"`) is `ZARR_ERR_INVALID_METADATA` naming it (in v3,
 /// `ZARR_ERR_UNSUPPORTED`, unless it is an object marked `"must_understand": false`), so that
 /// no setting is silently left at its default. Missing ancestor groups are created in the

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use serde_json::Value;
 
 mod array;
+mod chunk_guess;
 mod document;
 mod zarr_json;
 mod zarray;

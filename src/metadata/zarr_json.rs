@@ -6,6 +6,7 @@
 //! [`Error::Unsupported`] naming it, never silently ignored.
 
 use super::array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata};
+use super::chunk_guess::{guess_chunks, OBJECT_ITEM_SIZE};
 use super::document::JsonDocument;
 use crate::dtype::v3::{name_and_configuration, parse_data_type};
 use crate::dtype::FillValue;
@@ -213,8 +214,9 @@ impl ArrayMetadata {
         })
     }
 
-    /// Completes the `zarr.json` a caller gives to create an array: `shape`, `data_type` and
-    /// `chunk_grid` are required; `chunk_key_encoding` (`default` with `/`), `fill_value`
+    /// Completes the `zarr.json` a caller gives to create an array: `shape` and `data_type` are
+    /// required; `chunk_grid` (a regular grid of chunks guessed as zarr-python guesses them,
+    /// [`guess_chunks`]), `chunk_key_encoding` (`default` with `/`), `fill_value`
     /// (zero of the type, as zarr-python 3 writes it), `codecs` (`bytes` then `zstd`;
     /// `vlen-utf8` or `vlen-bytes` then `zstd` for text and bytes), `attributes` (`{}`),
     /// `storage_transformers` (`[]`) and `node_type` are filled in when omitted, and the
@@ -239,7 +241,24 @@ impl ArrayMetadata {
             }
             None => json!([{"name": "bytes"}, {"name": "zstd"}]),
         };
+        // Without a chunk grid, chunks are guessed as zarr-python 3 guesses them.
+        let shape = dims(
+            obj.get("shape").ok_or_else(|| {
+                Error::InvalidMetadata("array metadata: missing required member \"shape\"".into())
+            })?,
+            "array metadata: shape",
+            0,
+        )?;
+        let item_size = match parsed.object {
+            Some(_) => OBJECT_ITEM_SIZE,
+            None => parsed.dtype.size as u64,
+        };
+        let guessed = guess_chunks(&shape, item_size);
         let defaults = [
+            (
+                "chunk_grid",
+                json!({"name": "regular", "configuration": {"chunk_shape": guessed}}),
+            ),
             (
                 "chunk_key_encoding",
                 json!({"name": "default", "configuration": {"separator": "/"}}),

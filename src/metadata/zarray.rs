@@ -1,7 +1,8 @@
 //! The `.zarray` document (Zarr v2).
 
 use super::array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
-use crate::dtype::{DataType, FillValue};
+use super::chunk_guess::{normalize_chunks, OBJECT_ITEM_SIZE};
+use crate::dtype::{DataType, DataTypeKind, FillValue};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -61,7 +62,19 @@ impl ArrayMetadata {
             )));
         }
         let shape = dims(obj, "shape", 0)?;
-        let chunks = dims(obj, "chunks", 1)?;
+        let dtype = DataType::parse(obj.get("dtype").ok_or_else(|| {
+            Error::InvalidMetadata("missing required key \"dtype\"".to_string())
+        })?)?;
+        let chunks = match defaults {
+            true => {
+                let item_size = match dtype.kind {
+                    DataTypeKind::Object => OBJECT_ITEM_SIZE,
+                    _ => dtype.size as u64,
+                };
+                normalize_chunks(obj.get("chunks"), &shape, item_size)?
+            }
+            false => dims(obj, "chunks", 1)?,
+        };
         if shape.len() != chunks.len() {
             return Err(Error::InvalidMetadata(format!(
                 "shape has {} dimensions but chunks has {}",
@@ -69,9 +82,6 @@ impl ArrayMetadata {
                 chunks.len()
             )));
         }
-        let dtype = DataType::parse(obj.get("dtype").ok_or_else(|| {
-            Error::InvalidMetadata("missing required key \"dtype\"".to_string())
-        })?)?;
         let compressor = match field("compressor", Value::Null)? {
             Value::Null => None,
             v @ Value::Object(_) => Some(v),
