@@ -6,6 +6,7 @@ use serde_json::Value;
 
 mod array;
 mod document;
+pub mod n5;
 mod zarr_json;
 mod zarray;
 

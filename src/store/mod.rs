@@ -13,6 +13,7 @@ mod azure;
 mod directory;
 mod gcs;
 mod memory;
+mod n5;
 mod options;
 #[cfg(test)]
 mod power_loss;
@@ -25,6 +26,7 @@ mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use n5::N5Store;
 pub use options::{Backend, StoreOptions};
 use process_lock::{KeyLock, ProcessLocks};
 pub use remote::RemoteStore;
@@ -324,10 +326,12 @@ pub enum StoreKind {
     /// A backend of the caller's own ([`StoreHandle::over_backend`]), such as a C program's
     /// callbacks.
     Caller,
+    /// An N5 container in a directory ([`N5Store`]).
+    N5,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"`, `"memory"` or `"remote"`.
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"` or `"n5"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -335,6 +339,7 @@ impl StoreKind {
             StoreKind::Memory => "memory",
             StoreKind::Remote => "remote",
             StoreKind::Caller => "caller",
+            StoreKind::N5 => "n5",
         }
     }
 }
@@ -367,6 +372,17 @@ fn answers(documents: &MetadataDocuments, key: &str) -> bool {
     documents.contains_key(ZARR_JSON) == (path::last_segment(key) == ZARR_JSON)
 }
 
+/// The directory of an N5 container: `n5://PATH`, or a path ending in `.n5` (as
+/// zarr-python 2's `zarr.open` chooses its `N5Store`).
+fn n5_directory(location: &str) -> Option<&str> {
+    location.strip_prefix("n5://").or_else(|| {
+        location
+            .trim_end_matches('/')
+            .ends_with(".n5")
+            .then_some(location)
+    })
+}
+
 /// An open store: the backend, the mode it was opened with, what names its place for the
 /// process-wide chunk locks (which make partial-chunk writes through any handle of the same
 /// store safe against each other), and the consolidated metadata in use, if any.
@@ -389,7 +405,8 @@ pub struct StoreHandle {
 impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix`,
     /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
-    /// [`RemoteStore`], a path ending in `.zip` (that is not an
+    /// [`RemoteStore`], `n5://PATH` or a directory path ending in `.n5` for an N5 container
+    /// ([`N5Store`] over a [`DirectoryStore`]), a path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
@@ -415,6 +432,10 @@ impl StoreHandle {
                 Box::new(RemoteStore::open(location, mode, &options)?),
                 StoreKind::Remote,
             )
+        } else if let Some(dir) = n5_directory(location) {
+            options.check_backend(Backend::N5, location)?;
+            let directory = DirectoryStore::open(dir, mode, options.fsync)?;
+            (Box::new(N5Store::new(Box::new(directory))), StoreKind::N5)
         } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
             options.check_backend(Backend::Zip, location)?;
             (Box::new(ZipStore::open(location, mode)?), StoreKind::Zip)
@@ -431,7 +452,7 @@ impl StoreHandle {
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
             StoreKind::Remote => location.trim_end_matches('/').to_string(),
-            _ => std::fs::canonicalize(location)
+            _ => std::fs::canonicalize(n5_directory(location).unwrap_or(location))
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| location.to_string()),
         };
