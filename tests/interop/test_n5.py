@@ -188,3 +188,37 @@ def test_what_n5_cannot_hold_is_refused(tmp_path):
             with pytest.raises(libzarr.LibzarrError) as err:
                 a.set_attrs({"dimensions": [1]})
             assert "reserved" in err.value.message
+
+
+def test_hierarchy_and_copies(tmp_path):
+    """Listings, consolidation and copies on an N5 container zarr-python wrote."""
+    path = tmp_path / "tree.n5"
+    root = zarr.group(store=zarr.N5Store(str(path)))
+    a = root.create_group("g").create_group("h").create_dataset("a", shape=(5, 4, 3), chunks=(2, 3, 2),
+                                                                 dtype="<i2", compressor=numcodecs.GZip())
+    a[...] = data("<i2", (5, 4, 3))
+    root.create_dataset("b", shape=(10,), chunks=(4,), dtype="<f4", compressor=None)[...] = np.arange(10)
+    with libzarr.open_store(path, "w") as store:
+        tree = store.open_group("").tree()
+        assert [m["name"] for m in tree["children"]] == ["b", "g"]
+        assert sorted(store.list_keys("g/h/a/")) == sorted(
+            ["g/h/a/.zarray"] + [f"g/h/a/{i}.{j}.{k}" for i in range(3) for j in range(2) for k in range(2)])
+        store.consolidate()
+        # Verbatim out of N5: chunks keep their N5 framing under the n5_wrapper compressor.
+        with libzarr.open_store(tmp_path / "plain", "w") as plain:
+            store.copy("g", plain, "copied")
+            with plain.open_array("copied/h/a") as copied:
+                np.testing.assert_array_equal(copied.read(), data("<i2", (5, 4, 3)))
+            # Verbatim into N5 from Zarr is refused; re-encoding works.
+            with pytest.raises(libzarr.LibzarrError) as err:
+                plain.copy("copied", store, "back")
+            assert err.value.name == "ZARR_ERR_UNSUPPORTED"
+            with plain.create_array("z", {"shape": [6, 5], "chunks": [4, 4], "dtype": "<u4",
+                                          "compressor": {"id": "zlib", "level": 1}}) as z:
+                z.write(data("<u4", (6, 5)))
+                z.copy_to(store, "from_zarr")
+    py_plain = zarr.open(str(tmp_path / "plain"), mode="r")
+    np.testing.assert_array_equal(py_plain["copied/h/a"][...], data("<i2", (5, 4, 3)))
+    again = zarr.open_consolidated(zarr.N5Store(str(path)), mode="r")
+    np.testing.assert_array_equal(again["g/h/a"][...], data("<i2", (5, 4, 3)))
+    np.testing.assert_array_equal(zarr.open(str(path), mode="r")["from_zarr"][...], data("<u4", (6, 5)))
