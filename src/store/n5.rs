@@ -24,6 +24,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct N5Store {
     inner: Box<dyn Store>,
+    /// Held while a document is rewritten: `.zarray`, `.zgroup` and `.zattrs` share one
+    /// `attributes.json`, so writes of different keys must not interleave.
+    documents: std::sync::Mutex<()>,
 }
 
 /// What a Zarr key stands for in the N5 layout.
@@ -82,7 +85,10 @@ fn ancestors(key: &str) -> impl Iterator<Item = &str> {
 impl N5Store {
     /// An N5 container over `inner`.
     pub fn new(inner: Box<dyn Store>) -> N5Store {
-        N5Store { inner }
+        N5Store {
+            inner,
+            documents: std::sync::Mutex::new(()),
+        }
     }
 
     /// The `attributes.json` of the node whose directory is `dir`, if there is one.
@@ -133,6 +139,7 @@ impl N5Store {
 
     fn set_meta(&self, dir: &str, name: &str, value: &[u8]) -> Result<()> {
         let key = format!("{dir}{name}");
+        let _rewriting = self.documents.lock().unwrap_or_else(|p| p.into_inner());
         let mut doc = self.load(dir)?.unwrap_or_default();
         match name {
             ZARRAY => {
@@ -182,6 +189,7 @@ impl N5Store {
     }
 
     fn erase_meta(&self, dir: &str, name: &str) -> Result<()> {
+        let _rewriting = self.documents.lock().unwrap_or_else(|p| p.into_inner());
         let Some(mut doc) = self.load(dir)? else {
             return Ok(());
         };

@@ -222,3 +222,20 @@ def test_hierarchy_and_copies(tmp_path):
     again = zarr.open_consolidated(zarr.N5Store(str(path)), mode="r")
     np.testing.assert_array_equal(again["g/h/a"][...], data("<i2", (5, 4, 3)))
     np.testing.assert_array_equal(zarr.open(str(path), mode="r")["from_zarr"][...], data("<u4", (6, 5)))
+
+
+def test_resize_keeps_n5_blocks_right(tmp_path):
+    """Growing and shrinking through libzarr: dimensions rewritten, zarr-python reads the NumPy model."""
+    path = tmp_path / "resize.n5"
+    with libzarr.open_store(path, "w") as store:
+        with store.create_array("a", {"shape": [5, 5], "chunks": [2, 3], "dtype": "<i4",
+                                      "compressor": {"id": "zstd", "level": 1}}) as a:
+            a.write(data("<i4", (5, 5)))
+            a.resize([7, 4])
+            model = np.zeros((7, 4), "<i4")
+            model[:5] = data("<i4", (5, 5))[:, :4]
+            np.testing.assert_array_equal(a.read(), model)
+            a.write(np.full((2, 4), 9, "<i4"), (5, 0))
+            model[5:] = 9
+    assert n5_attributes(path / "a")["dimensions"] == [4, 7]
+    np.testing.assert_array_equal(zarr.open(str(path), mode="r")["a"][...], model)
