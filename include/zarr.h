@@ -69,7 +69,7 @@ typedef struct zarr_array zarr_array;
 typedef struct zarr_group zarr_group;
 
 /**
- * An open store (a directory, a zip archive, memory or a remote store). Safe to use from several threads at once. Arrays
+ * An open store (a directory, an N5 container, a zip archive, memory or a remote store). Safe to use from several threads at once. Arrays
  * and groups opened from it keep it alive, so it may be closed before them.
  */
 typedef struct zarr_store zarr_store;
@@ -573,7 +573,7 @@ zarr_status zarr_check_version(uint32_t header_version);
 /**
  * The features of this build as a JSON object (free it with `zarr_string_free`): `version`,
  * `zarr_formats` (`[2, 3]`), `stores` (`"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`,
- * `"gcs"`, `"http"`), `compressors` and `filters` (Zarr v2's numcodecs ids),
+ * `"gcs"`, `"http"`, `"n5"`), `compressors` and `filters` (Zarr v2's numcodecs ids),
  * `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs`
  * (Zarr v3 codec names, `numcodecs.*` included).
  *
@@ -618,7 +618,9 @@ const char *zarr_status_name(zarr_status status);
 /* ==== Stores: directories, zip files, memory, object storage, web servers ===================== */
 
 /**
- * Opens the store at `location`: a directory path (`file://` may precede it), a path ending
+ * Opens the store at `location`: a directory path (`file://` may precede it), a directory
+ * path ending in `.n5` (as zarr-python 2's `zarr.open` chooses its `N5Store`), or any
+ * directory as `n5://PATH`, for an N5 container, a path ending
  * in `.zip` (unless it is an existing directory) for a zip archive, `"memory:"` for a new,
  * empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server,
  * `az://container/prefix` (or `azure://container/prefix`,
@@ -648,6 +650,20 @@ const char *zarr_status_name(zarr_status status);
  * it is created and written by `zarr_store_close`, members stored uncompressed as
  * zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
  *
+ * An N5 container reads and writes as zarr-python 2's `N5Store` and z5 do: each node's
+ * `attributes.json` stands for its `.zarray`, `.zgroup` and `.zattrs` (the N5 version in every
+ * group's, dimensions in reversed order, the other members its attributes; a directory without
+ * one is a group), chunk `i.j.k` is the block file `k/j/i`, blocks carry N5's big-endian header
+ * and data, edge blocks are written at their actual size, and N5's `raw`, `gzip`, `bzip2`,
+ * `xz`, `blosc`, `zstd` and (numcodecs-framed) `lz4` compressions map to the numcodecs
+ * compressors inside the `n5_wrapper` compressor the array metadata shows. Arrays created
+ * there must have fill value 0, order C, no filters and an integer or float type
+ * (`ZARR_ERR_UNSUPPORTED` otherwise); an attribute named as an N5 member (`dimensions`,
+ * ...) is `ZARR_ERR_INVALID_ARGUMENT`. A damaged block header (wrong number of dimensions, a
+ * block larger than the chunks) is `ZARR_ERR_CORRUPT_CHUNK` naming the chunk, a damaged
+ * `attributes.json` `ZARR_ERR_INVALID_METADATA`, an unknown compression
+ * `ZARR_ERR_UNSUPPORTED`, each naming the key.
+ *
  * When the store has consolidated metadata (as written by `zarr_consolidate_metadata` or
  * zarr-python's `consolidate_metadata`: for a v3 root group the `consolidated_metadata` of its
  * `zarr.json`, else a `.zmetadata` at the root), it is read once here and every array and
@@ -669,14 +685,14 @@ zarr_status zarr_store_open(const char *location,
  * Opens the store at `location` as `zarr_store_open` does, with settings in `options_json`
  * (NULL or `"{}"`: none), a JSON object; for a remote store its members override the
  * environment (and the AWS profile files):
- * - directory stores: `fsync` (default false). Every write replaces its key at once (a new
+ * - directory stores and N5 containers: `fsync` (default false). Every write replaces its key at once (a new
  *   file renamed over it), so a process killed at any moment leaves each key with its old or
  *   its new value; but the system may keep recent writes in memory for a while, and a power
  *   loss or a system crash can then lose them or leave an empty file under a key (read as an
  *   error, never as the fill value). With true, every write is on the disk when its call
  *   returns: the new file is flushed before the rename and its directory after, as
  *   tensorstore does, at the cost of two flushes per chunk, shard or document written;
- * - directory, S3, Azure and GCS stores: `process_synchronizer`, a lock directory on a file
+ * - directory, N5, S3, Azure and GCS stores: `process_synchronizer`, a lock directory on a file
  *   system every writer sees (created if missing when the store is opened for writing; a
  *   read-only store takes no locks). Every write of a chunk, shard or metadata
  *   document then holds the lock of the file named by its key in that directory, the lock
@@ -1798,7 +1814,10 @@ zarr_status zarr_array_info_json(const zarr_array *array,
  * (`.zarray`, `.zgroup`) is copied last, deepest first, so every array or group visible in
  * `dst` is complete. Keys below `dst_path` that belong to no node (such as those of a partial
  * copy) are overwritten, so the copy can be retried. A zip `dst` is written by its
- * `zarr_store_close`.
+ * `zarr_store_close`. An N5 `dst` takes keys only from another N5 container
+ * (`ZARR_ERR_UNSUPPORTED` otherwise: Zarr chunks are not N5 blocks; `zarr_array_copy_to`
+ * re-encodes them); out of an N5 container the keys copy as zarr-python 2's `N5Store` shows
+ * them, chunks under the `n5_wrapper` compressor, which libzarr and zarr-python 2 read.
  *
  * # Safety
  * `src` and `dst` must be live handles; `src_path` and `dst_path` NUL-terminated strings;

@@ -278,7 +278,7 @@ impl Array {
             return self.store_encoded(key, bytes);
         }
         let mut encoded = STORED.with(Cell::take);
-        let result = match self.pipeline.encode_into(bytes, &mut encoded) {
+        let result = match self.encode_with_extent(bytes, key, &mut encoded) {
             Ok(()) => self.store_encoded(key, &encoded),
             Err(e) => {
                 self.chunk_cache.invalidate(key);
@@ -309,9 +309,44 @@ impl Array {
 
     /// [`Array::encode_chunk`] into `out`, its contents replaced and its capacity reused.
     fn encode_chunk_into(&self, chunk: &[u8], name: &ChunkName, out: &mut Vec<u8>) -> Result<()> {
-        self.pipeline
-            .encode_into(chunk, out)
-            .map_err(|e| e.context(name.to_string()))
+        match name {
+            ChunkName::Key(key) => self.encode_with_extent(chunk, key, out),
+            ChunkName::Inner(..) => self.pipeline.encode_into(chunk, out),
+        }
+        .map_err(|e| e.context(name.to_string()))
+    }
+
+    /// Runs a chunk through the pipeline into `out`; a pipeline that stores only the part of
+    /// a chunk inside the array (N5's edge blocks) is given that part's extent, found from the
+    /// chunk key's coordinates and the current shape.
+    fn encode_with_extent(&self, chunk: &[u8], key: &str, out: &mut Vec<u8>) -> Result<()> {
+        if !self.pipeline.stores_extent() {
+            return self.pipeline.encode_into(chunk, out);
+        }
+        match self.chunk_extent(key) {
+            Some(extent) => self.pipeline.encode_block_into(chunk, &extent, out),
+            None => self.pipeline.encode_into(chunk, out),
+        }
+    }
+
+    /// The extent inside the array of the chunk under `key` (`.`-separated coordinates after
+    /// the last `/`, as the arrays of N5 containers name their chunks); `None` when the key
+    /// does not say.
+    fn chunk_extent(&self, key: &str) -> Option<Vec<u64>> {
+        let name = key.rsplit('/').next()?;
+        let coords = name
+            .split('.')
+            .map(|c| c.parse::<u64>().ok())
+            .collect::<Option<Vec<u64>>>()?;
+        let shape = self.shape();
+        (coords.len() == shape.len()).then(|| {
+            coords
+                .iter()
+                .zip(&shape)
+                .zip(&self.chunk_shape)
+                .map(|((&i, &n), &c)| n.saturating_sub(i.saturating_mul(c)).min(c))
+                .collect()
+        })
     }
 
     /// The stored bytes of a decoded chunk; `None` when it holds only the fill value and

@@ -8,7 +8,7 @@ use crate::metadata::{
     self, ArrayMetadata, FormatMetadata, JsonDocument, Order, ZARRAY, ZARR_JSON,
 };
 use crate::path;
-use crate::store::StoreHandle;
+use crate::store::{StoreHandle, StoreKind};
 use crate::strided::{is_c_contiguous, layout_strides, ElementCopy};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,7 +95,14 @@ impl Array {
         let doc: Value = serde_json::from_str(json).map_err(|e| {
             Error::InvalidMetadata(format!("array metadata is not valid JSON: {e}"))
         })?;
+        let n5 = store.kind() == StoreKind::N5;
         let (key, document) = if doc.get("zarr_format") == Some(&Value::from(3)) {
+            if n5 {
+                return Err(Error::Unsupported(format!(
+                    "a Zarr v3 array in the N5 container {:?}",
+                    store.location()
+                )));
+            }
             let mut document = ArrayMetadata::complete_v3_for_create(&doc)?;
             // Validate, then store the codecs completed as zarr-python writes them.
             let meta = ArrayMetadata::parse_v3(&document, "array metadata")?;
@@ -131,7 +138,11 @@ impl Array {
                     .collect();
                 *filters = (!all.is_empty()).then_some(all);
             }
-            let zarray = meta.to_zarray().expect("v2 metadata");
+            let mut zarray = meta.to_zarray().expect("v2 metadata");
+            if n5 {
+                // Chunks framed as N5 blocks, exactly as the handle will read them back.
+                zarray = metadata::n5::zarray_for_create(&zarray)?;
+            }
             (path::join(&path, ZARRAY), JsonDocument::from_value(&zarray))
         };
         // The array is built (every check made) before anything is written.

@@ -26,6 +26,7 @@ mod filters;
 mod gzip;
 mod lz4;
 mod lzma;
+mod n5;
 mod pipeline;
 mod stream;
 mod swap_bytes;
@@ -63,6 +64,17 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// [`Error::CorruptChunk`]: codecs whose header states the size check it before
     /// allocating, stream codecs grow their buffer up to `max_len` and stop there.
     fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>>;
+    /// Whether stored chunks hold only their part inside the array (N5's edge blocks), so
+    /// that encoding needs that part's extent ([`Codec::encode_block_into`]).
+    fn stores_extent(&self) -> bool {
+        false
+    }
+    /// Encodes a whole chunk of which only the first `extent[d]` elements of each dimension
+    /// lie inside the array; codecs that store whole chunks ignore the extent.
+    fn encode_block_into(&self, input: &[u8], extent: &[u64], out: &mut Vec<u8>) -> Result<()> {
+        let _ = extent;
+        self.encode_into(input, out)
+    }
 }
 
 /// The numcodecs ids of the compressors [`compressor_from_config`] builds.
@@ -87,6 +99,7 @@ pub fn compressor_from_config(config: &Value, ctx: CodecContext) -> Result<Box<d
         "lz4" => Box::new(lz4::Lz4::from_config(obj)?),
         "bz2" => Box::new(bz2::Bz2::from_config(obj)?),
         "lzma" => Box::new(lzma::Lzma::from_config(obj)?),
+        "n5_wrapper" => Box::new(n5::N5Wrapper::from_config(obj, ctx)?),
         other => return Err(Error::Unsupported(format!("compressor id \"{other}\""))),
     };
     Ok(codec)

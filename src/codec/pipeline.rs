@@ -150,6 +150,21 @@ impl CodecPipeline {
         }
     }
 
+    /// Whether encoding needs the extent of a chunk's part inside the array: a lone codec
+    /// that stores only that part (N5's framing, [`Codec::stores_extent`]).
+    pub fn stores_extent(&self) -> bool {
+        matches!(self.steps.as_slice(), [Step::Codec(c)] if c.stores_extent())
+    }
+
+    /// Encodes one chunk of which only the first `extent[d]` elements of each dimension lie
+    /// inside the array ([`Codec::encode_block_into`]) into `out`, replacing its contents.
+    pub fn encode_block_into(&self, chunk: &[u8], extent: &[u64], out: &mut Vec<u8>) -> Result<()> {
+        match self.steps.as_slice() {
+            [Step::Codec(c)] => c.encode_block_into(chunk, extent, out),
+            _ => self.encode_into(chunk, out),
+        }
+    }
+
     /// Decodes stored bytes whose decoded size is not known in advance (an object array's
     /// chunk, before its object codec), never producing more than `max_len` bytes at any step.
     pub fn decode_to_vec(&self, raw: &[u8], max_len: usize) -> Result<Vec<u8>> {

@@ -28,6 +28,10 @@ struct Entry {
 /// verbatim. `dst_path` must hold no array or group; its missing ancestors become groups.
 /// `src` and `dst` may be the same store, as long as `dst_path` is not `src_path` or inside it.
 ///
+/// Copying into an N5 container from another kind of store is refused: its chunks are not N5
+/// blocks (out of one, they are: zarr-python 2 and libzarr read them under the `n5_wrapper`
+/// compressor the copied `.zarray` names).
+///
 /// Node metadata (`.zarray`, `.zgroup`) is copied last, deepest first, so a copy that stops
 /// early (cancelled, or an error) leaves only complete nodes visible: every array or group
 /// that exists in the destination has all its keys. Keys below `dst_path` that belong to no
@@ -42,6 +46,13 @@ pub fn copy_store(
 ) -> Result<()> {
     let (src_path, dst_path) = (path::normalize(src_path)?, path::normalize(dst_path)?);
     dst.check_writable(&dst_path)?;
+    if dst.kind() == StoreKind::N5 && src.kind() != StoreKind::N5 {
+        // Zarr chunks copied verbatim would lack N5's block headers and byte order.
+        return Err(Error::Unsupported(format!(
+            "copying keys verbatim into the N5 container {:?} from a Zarr store: its chunks are not N5 blocks (re-encode arrays with zarr_array_copy_to)",
+            dst.location()
+        )));
+    }
     if src.is_same_store(dst)
         && (src_path.is_empty()
             || dst_path == src_path

@@ -70,7 +70,10 @@ fn progress_fn(
 /// (`.zarray`, `.zgroup`) is copied last, deepest first, so every array or group visible in
 /// `dst` is complete. Keys below `dst_path` that belong to no node (such as those of a partial
 /// copy) are overwritten, so the copy can be retried. A zip `dst` is written by its
-/// `zarr_store_close`.
+/// `zarr_store_close`. An N5 `dst` takes keys only from another N5 container
+/// (`ZARR_ERR_UNSUPPORTED` otherwise: Zarr chunks are not N5 blocks; `zarr_array_copy_to`
+/// re-encodes them); out of an N5 container the keys copy as zarr-python 2's `N5Store` shows
+/// them, chunks under the `n5_wrapper` compressor, which libzarr and zarr-python 2 read.
 ///
 /// # Safety
 /// `src` and `dst` must be live handles; `src_path` and `dst_path` NUL-terminated strings;

@@ -8,7 +8,7 @@ use crate::store::{AccessMode, RequestStats, StoreHandle};
 use std::ffi::c_char;
 use std::sync::Arc;
 
-/// An open store (a directory, a zip archive, memory or a remote store). Safe to use from several threads at once. Arrays
+/// An open store (a directory, an N5 container, a zip archive, memory or a remote store). Safe to use from several threads at once. Arrays
 /// and groups opened from it keep it alive, so it may be closed before them.
 #[allow(non_camel_case_types)]
 pub struct zarr_store {
@@ -38,7 +38,9 @@ pub const ZARR_MODE_CREATE: zarr_open_mode = 4;
 /// `zarr.json`'s `consolidated_metadata`); read every node's own documents instead.
 pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 
-/// Opens the store at `location`: a directory path (`file://` may precede it), a path ending
+/// Opens the store at `location`: a directory path (`file://` may precede it), a directory
+/// path ending in `.n5` (as zarr-python 2's `zarr.open` chooses its `N5Store`), or any
+/// directory as `n5://PATH`, for an N5 container, a path ending
 /// in `.zip` (unless it is an existing directory) for a zip archive, `"memory:"` for a new,
 /// empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server,
 /// `az://container/prefix` (or `azure://container/prefix`,
@@ -68,6 +70,20 @@ pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 /// it is created and written by `zarr_store_close`, members stored uncompressed as
 /// zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
 ///
+/// An N5 container reads and writes as zarr-python 2's `N5Store` and z5 do: each node's
+/// `attributes.json` stands for its `.zarray`, `.zgroup` and `.zattrs` (the N5 version in every
+/// group's, dimensions in reversed order, the other members its attributes; a directory without
+/// one is a group), chunk `i.j.k` is the block file `k/j/i`, blocks carry N5's big-endian header
+/// and data, edge blocks are written at their actual size, and N5's `raw`, `gzip`, `bzip2`,
+/// `xz`, `blosc`, `zstd` and (numcodecs-framed) `lz4` compressions map to the numcodecs
+/// compressors inside the `n5_wrapper` compressor the array metadata shows. Arrays created
+/// there must have fill value 0, order C, no filters and an integer or float type
+/// (`ZARR_ERR_UNSUPPORTED` otherwise); an attribute named as an N5 member (`dimensions`,
+/// ...) is `ZARR_ERR_INVALID_ARGUMENT`. A damaged block header (wrong number of dimensions, a
+/// block larger than the chunks) is `ZARR_ERR_CORRUPT_CHUNK` naming the chunk, a damaged
+/// `attributes.json` `ZARR_ERR_INVALID_METADATA`, an unknown compression
+/// `ZARR_ERR_UNSUPPORTED`, each naming the key.
+///
 /// When the store has consolidated metadata (as written by `zarr_consolidate_metadata` or
 /// zarr-python's `consolidate_metadata`: for a v3 root group the `consolidated_metadata` of its
 /// `zarr.json`, else a `.zmetadata` at the root), it is read once here and every array and
@@ -92,14 +108,14 @@ pub unsafe extern "C" fn zarr_store_open(
 /// Opens the store at `location` as `zarr_store_open` does, with settings in `options_json`
 /// (NULL or `"{}"`: none), a JSON object; for a remote store its members override the
 /// environment (and the AWS profile files):
-/// - directory stores: `fsync` (default false). Every write replaces its key at once (a new
+/// - directory stores and N5 containers: `fsync` (default false). Every write replaces its key at once (a new
 ///   file renamed over it), so a process killed at any moment leaves each key with its old or
 ///   its new value; but the system may keep recent writes in memory for a while, and a power
 ///   loss or a system crash can then lose them or leave an empty file under a key (read as an
 ///   error, never as the fill value). With true, every write is on the disk when its call
 ///   returns: the new file is flushed before the rename and its directory after, as
 ///   tensorstore does, at the cost of two flushes per chunk, shard or document written;
-/// - directory, S3, Azure and GCS stores: `process_synchronizer`, a lock directory on a file
+/// - directory, N5, S3, Azure and GCS stores: `process_synchronizer`, a lock directory on a file
 ///   system every writer sees (created if missing when the store is opened for writing; a
 ///   read-only store takes no locks). Every write of a chunk, shard or metadata
 ///   document then holds the lock of the file named by its key in that directory, the lock

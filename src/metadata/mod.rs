@@ -7,6 +7,7 @@ use serde_json::Value;
 mod array;
 mod chunk_guess;
 mod document;
+pub mod n5;
 mod zarr_json;
 mod zarray;
 

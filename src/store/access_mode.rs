@@ -1,6 +1,8 @@
 //! zarr-python's modes of opening a store: `r`, `r+`, `a`, `w`, `w-`.
 
-use super::{kind_of, local_path, Backend, OpenMode, StoreHandle, StoreKind, StoreOptions};
+use super::{
+    kind_of, local_path, n5_directory, Backend, OpenMode, StoreHandle, StoreKind, StoreOptions,
+};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
@@ -40,8 +42,14 @@ impl StoreHandle {
         options: Option<&str>,
     ) -> Result<Arc<StoreHandle>> {
         let path = local_path(location);
-        let local_file = matches!(kind_of(path), StoreKind::Directory | StoreKind::Zip);
-        if mode == AccessMode::Update && local_file && !std::path::Path::new(path).exists() {
+        let local_file = match kind_of(path) {
+            StoreKind::Directory | StoreKind::Zip => Some(path),
+            StoreKind::N5 => n5_directory(path),
+            _ => None,
+        };
+        if mode == AccessMode::Update
+            && local_file.is_some_and(|f| !std::path::Path::new(f).exists())
+        {
             return Err(Error::NotFound(format!(
                 "no store at {location:?} (mode r+ opens an existing store)"
             )));

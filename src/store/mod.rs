@@ -14,6 +14,7 @@ mod azure;
 mod directory;
 mod gcs;
 mod memory;
+mod n5;
 mod options;
 #[cfg(test)]
 mod power_loss;
@@ -27,6 +28,7 @@ mod zip;
 pub use access_mode::AccessMode;
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use n5::N5Store;
 pub use options::{Backend, StoreOptions};
 use process_lock::{KeyLock, ProcessLocks};
 pub use remote::RemoteStore;
@@ -333,10 +335,12 @@ pub enum StoreKind {
     /// A backend of the caller's own ([`StoreHandle::over_backend`]), such as a C program's
     /// callbacks.
     Caller,
+    /// An N5 container in a directory ([`N5Store`]).
+    N5,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"`, `"memory"` or `"remote"`.
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"` or `"n5"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -344,6 +348,7 @@ impl StoreKind {
             StoreKind::Memory => "memory",
             StoreKind::Remote => "remote",
             StoreKind::Caller => "caller",
+            StoreKind::N5 => "n5",
         }
     }
 }
@@ -382,17 +387,31 @@ pub fn local_path(location: &str) -> &str {
 }
 
 /// Which backend [`StoreHandle::open`] uses for `location` (after [`local_path`]): `memory:`,
-/// a remote URL, a path ending in `.zip` that is not an existing directory, or a directory.
+/// a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
+/// existing directory, or a directory.
 pub fn kind_of(location: &str) -> StoreKind {
     if location == "memory:" {
         StoreKind::Memory
     } else if remote::is_remote(location) {
         StoreKind::Remote
+    } else if n5_directory(location).is_some() {
+        StoreKind::N5
     } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
         StoreKind::Zip
     } else {
         StoreKind::Directory
     }
+}
+
+/// The directory of an N5 container: `n5://PATH`, or a path ending in `.n5` (as
+/// zarr-python 2's `zarr.open` chooses its `N5Store`).
+pub fn n5_directory(location: &str) -> Option<&str> {
+    location.strip_prefix("n5://").or_else(|| {
+        location
+            .trim_end_matches('/')
+            .ends_with(".n5")
+            .then_some(location)
+    })
 }
 
 /// An open store: the backend, the mode it was opened with, what names its place for the
@@ -417,7 +436,8 @@ pub struct StoreHandle {
 impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix`,
     /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
-    /// [`RemoteStore`], a path ending in `.zip` (that is not an
+    /// [`RemoteStore`], `n5://PATH` or a directory path ending in `.n5` for an N5 container
+    /// ([`N5Store`] over a [`DirectoryStore`]), a path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
@@ -442,6 +462,12 @@ impl StoreHandle {
                 Box::new(MemoryStore::default())
             }
             StoreKind::Remote => Box::new(RemoteStore::open(location, mode, &options)?),
+            StoreKind::N5 => {
+                options.check_backend(Backend::N5, location)?;
+                let dir = n5_directory(location).expect("an N5 location");
+                let directory = DirectoryStore::open(dir, mode, options.fsync)?;
+                Box::new(N5Store::new(Box::new(directory)))
+            }
             StoreKind::Zip => {
                 options.check_backend(Backend::Zip, location)?;
                 Box::new(ZipStore::open(location, mode)?)
@@ -457,7 +483,7 @@ impl StoreHandle {
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
             StoreKind::Remote => location.trim_end_matches('/').to_string(),
-            _ => std::fs::canonicalize(location)
+            _ => std::fs::canonicalize(n5_directory(location).unwrap_or(location))
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| location.to_string()),
         };

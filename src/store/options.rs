@@ -25,11 +25,13 @@ pub enum Backend {
     Gcs,
     /// `http://`, `https://`.
     Http,
+    /// An N5 container: a directory ending in `.n5`, or `n5://PATH`.
+    N5,
 }
 
 impl Backend {
     /// Every back end.
-    pub const ALL: [Backend; 7] = [
+    pub const ALL: [Backend; 8] = [
         Backend::Directory,
         Backend::Zip,
         Backend::Memory,
@@ -37,9 +39,11 @@ impl Backend {
         Backend::Azure,
         Backend::Gcs,
         Backend::Http,
+        Backend::N5,
     ];
 
-    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"` or `"http"`.
+    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"` or
+    /// `"n5"`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Directory => "directory",
@@ -49,6 +53,7 @@ impl Backend {
             Backend::Azure => "azure",
             Backend::Gcs => "gcs",
             Backend::Http => "http",
+            Backend::N5 => "n5",
         }
     }
 
@@ -62,6 +67,7 @@ impl Backend {
             Backend::Azure => "az://",
             Backend::Gcs => "gs://",
             Backend::Http => "http(s)://",
+            Backend::N5 => "n5:// or .n5",
         }
     }
 }
@@ -161,8 +167,8 @@ const NAMES: [(&str, &[Backend]); 21] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     [
-        ("fsync", &[Directory]),
-        ("process_synchronizer", &[Directory, S3, Azure, Gcs]),
+        ("fsync", &[Directory, N5]),
+        ("process_synchronizer", &[Directory, N5, S3, Azure, Gcs]),
         ("endpoint", &[S3, Azure, Gcs]),
         ("region", &[S3]),
         ("access_key_id", &[S3]),
