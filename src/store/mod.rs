@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod aws_profile;
 mod azure;
+mod dbm;
 mod directory;
 mod gcs;
 mod memory;
@@ -17,16 +18,19 @@ mod options;
 #[cfg(test)]
 mod power_loss;
 mod process_lock;
+mod redis;
 mod remote;
 mod request_stats;
 mod s3;
 mod sorted_keys;
 mod zip;
 
+pub use dbm::{DbmFormat, DbmStore};
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use options::{Backend, StoreOptions};
 use process_lock::{KeyLock, ProcessLocks};
+pub use redis::RedisStore;
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
 pub use zip::ZipStore;
@@ -324,10 +328,14 @@ pub enum StoreKind {
     /// A backend of the caller's own ([`StoreHandle::over_backend`]), such as a C program's
     /// callbacks.
     Caller,
+    /// A database of Python's `dbm` module ([`DbmStore`]).
+    Dbm,
+    /// A Redis database ([`RedisStore`]).
+    Redis,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"`, `"memory"` or `"remote"`.
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"dbm"` or `"redis"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -335,6 +343,8 @@ impl StoreKind {
             StoreKind::Memory => "memory",
             StoreKind::Remote => "remote",
             StoreKind::Caller => "caller",
+            StoreKind::Dbm => "dbm",
+            StoreKind::Redis => "redis",
         }
     }
 }
@@ -360,6 +370,23 @@ static MEMORY_STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 
 /// Metadata documents by key, read at once from consolidated metadata.
 pub type MetadataDocuments = BTreeMap<String, Vec<u8>>;
+
+/// The canonical form of the file or directory `path` (of its directory when the file does not
+/// exist yet, as a database's name; `path` itself when neither exists).
+fn canonical_file(path: &str) -> String {
+    let path = Path::new(path);
+    if let Ok(full) = std::fs::canonicalize(path) {
+        return full.to_string_lossy().into_owned();
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name).to_string_lossy().into_owned(),
+        _ => path.to_string_lossy().into_owned(),
+    }
+}
 
 /// Whether consolidated `documents` answer the metadata key `key`: those of a v3 root (it
 /// holds `zarr.json`) answer v3 keys, the others (`.zmetadata`) v2 keys.
@@ -389,7 +416,8 @@ pub struct StoreHandle {
 impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix`,
     /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
-    /// [`RemoteStore`], a path ending in `.zip` (that is not an
+    /// [`RemoteStore`], `dbm://PATH` for a [`DbmStore`] (`dbm:///abs/path`, `dbm://rel/path`),
+    /// `redis://HOST:PORT/DB` for a [`RedisStore`], a path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
@@ -407,9 +435,23 @@ impl StoreHandle {
     ) -> Result<Arc<StoreHandle>> {
         let location = location.strip_prefix("file://").unwrap_or(location);
         let options = StoreOptions::from_json(options.unwrap_or(""))?;
+        // What names the store's keys for the chunk locks, where the location alone does not.
+        let mut scope = None;
+        let mut shown = location.to_string();
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
             options.check_backend(Backend::Memory, location)?;
             (Box::new(MemoryStore::default()), StoreKind::Memory)
+        } else if let Some(path) = location.strip_prefix("dbm://") {
+            options.check_backend(Backend::Dbm, location)?;
+            let store = DbmStore::open(location, path, mode, options.dbm_format, options.fsync)?;
+            scope = Some(format!("dbm:{}", canonical_file(path)));
+            (Box::new(store), StoreKind::Dbm)
+        } else if location.starts_with("redis://") || location.starts_with("rediss://") {
+            shown = redis::redacted(location);
+            options.check_backend(Backend::Redis, &shown)?;
+            let store = RedisStore::open(location, &options)?;
+            scope = Some(format!("{shown}#{}", store.key_prefix()));
+            (Box::new(store), StoreKind::Redis)
         } else if remote::is_remote(location) {
             (
                 Box::new(RemoteStore::open(location, mode, &options)?),
@@ -431,9 +473,7 @@ impl StoreHandle {
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
             StoreKind::Remote => location.trim_end_matches('/').to_string(),
-            _ => std::fs::canonicalize(location)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| location.to_string()),
+            _ => scope.unwrap_or_else(|| canonical_file(location)),
         };
         // Only writes take locks: a read-only store leaves the lock directory alone.
         let process_locks = options
@@ -446,7 +486,7 @@ impl StoreHandle {
             backend,
             kind,
             mode,
-            location: location.to_string(),
+            location: shown,
             lock_scope,
             process_locks,
             consolidated: RwLock::new(None),
@@ -796,14 +836,19 @@ impl StoreHandle {
     }
 
     /// Whether `other` reaches the same keys as this handle: it is this handle, or both open
-    /// the same directory or zip file.
+    /// the same directory, zip file or dbm database, or the same prefix of one Redis database
+    /// by one URL.
     pub fn is_same_store(&self, other: &StoreHandle) -> bool {
         if std::ptr::eq(self, other) {
             return true;
         }
-        if [self.kind, other.kind].contains(&StoreKind::Memory)
-            || [self.kind, other.kind].contains(&StoreKind::Caller)
-        {
+        let by_scope = [
+            StoreKind::Memory,
+            StoreKind::Caller,
+            StoreKind::Dbm,
+            StoreKind::Redis,
+        ];
+        if by_scope.contains(&self.kind) || by_scope.contains(&other.kind) {
             return self.lock_scope == other.lock_scope;
         }
         match (
