@@ -444,7 +444,7 @@ impl StoreHandle {
         } else if let Some(path) = location.strip_prefix("dbm://") {
             options.check_backend(Backend::Dbm, location)?;
             let store = DbmStore::open(location, path, mode, options.dbm_format, options.fsync)?;
-            scope = Some(format!("dbm:{}", canonical_file(path)));
+            scope = Some(format!("dbm:{}", store.canonical_path()));
             (Box::new(store), StoreKind::Dbm)
         } else if location.starts_with("redis://") || location.starts_with("rediss://") {
             shown = redis::redacted(location);

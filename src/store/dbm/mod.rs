@@ -14,6 +14,20 @@ use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+/// The databases open in this process, by canonical path: a second store opened on one shares
+/// it (a GDBM file's lock would refuse a second opener, and two `dbm.dumb` writers would lose
+/// each other's index lines). A read-only one is not shared with a writer.
+static OPEN: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
+
+/// One entry of [`OPEN`].
+struct Shared {
+    path: String,
+    mode: OpenMode,
+    format: DbmFormat,
+    db: Weak<dyn Database>,
+}
 
 /// The two database formats of Python's `dbm` module that `dbm://` reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +76,9 @@ trait Database: Send + Sync + std::fmt::Debug {
 pub struct DbmStore {
     location: String,
     format: DbmFormat,
-    db: Box<dyn Database>,
+    db: Arc<dyn Database>,
+    /// What names the database whatever the location's spelling.
+    canonical: String,
 }
 
 impl DbmStore {
@@ -83,17 +99,35 @@ impl DbmStore {
             )));
         }
         let base = PathBuf::from(path);
+        let canonical = super::canonical_file(path);
+        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|s| s.db.strong_count() > 0);
+        let shared = open
+            .iter()
+            .find(|s| s.path == canonical && (s.mode == OpenMode::Write || mode == OpenMode::Read));
+        if let Some(shared) = shared {
+            if let Some(db) = shared.db.upgrade() {
+                check_format(location, shared.format, format)?;
+                return Ok(DbmStore {
+                    location: location.to_string(),
+                    format: shared.format,
+                    db,
+                    canonical,
+                });
+            }
+        }
+        if open.iter().any(|s| s.path == canonical) {
+            return Err(Error::InvalidArgument(format!(
+                "dbm store {location:?}: this process has the database open read-only; close \
+                 those stores before opening it for writing"
+            )));
+        }
         let found = detect(&base).map_err(|e| e.context(format!("dbm store {location:?}")))?;
         let chosen = match (found, format) {
-            (Some(found), Some(asked)) if found != asked => {
-                return Err(Error::InvalidArgument(format!(
-                    "dbm store {location:?} is a dbm.{} database, not dbm.{} as the store option \
-                     \"dbm_format\" says",
-                    found.name(),
-                    asked.name()
-                )))
+            (Some(found), asked) => {
+                check_format(location, found, asked)?;
+                found
             }
-            (Some(found), _) => found,
             (None, _) if mode == OpenMode::Read => {
                 return Err(Error::NotFound(format!(
                     "dbm store {location:?}: there is no database at {path:?} (neither a GDBM \
@@ -102,17 +136,30 @@ impl DbmStore {
             }
             (None, asked) => asked.unwrap_or(DbmFormat::Gnu),
         };
-        let db: Box<dyn Database> = match chosen {
-            DbmFormat::Dumb => Box::new(dumb::DumbDatabase::open(&base, mode, fsync)?),
+        let db: Arc<dyn Database> = match chosen {
+            DbmFormat::Dumb => Arc::new(dumb::DumbDatabase::open(&base, mode, fsync)?),
             DbmFormat::Gnu => {
-                Box::new(gnu::GnuDatabase::open(&base, mode, found.is_none(), fsync)?)
+                Arc::new(gnu::GnuDatabase::open(&base, mode, found.is_none(), fsync)?)
             }
         };
+        open.push(Shared {
+            path: canonical.clone(),
+            mode,
+            format: chosen,
+            db: Arc::downgrade(&db),
+        });
         Ok(DbmStore {
             location: location.to_string(),
             format: chosen,
             db,
+            canonical,
         })
+    }
+
+    /// The database's path, absolute and with links resolved: the same for every location
+    /// naming it.
+    pub fn canonical_path(&self) -> &str {
+        &self.canonical
     }
 
     /// The database's format.
@@ -139,6 +186,19 @@ impl DbmStore {
             .filter(|k| validate_key(k).is_ok())
             .map(|k| (k, ()))
             .collect())
+    }
+}
+
+/// Fails unless the format `asked` for (if any) is the database's, `found`.
+fn check_format(location: &str, found: DbmFormat, asked: Option<DbmFormat>) -> Result<()> {
+    match asked {
+        Some(asked) if asked != found => Err(Error::InvalidArgument(format!(
+            "dbm store {location:?} is a dbm.{} database, not dbm.{} as the store option \
+             \"dbm_format\" says",
+            found.name(),
+            asked.name()
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -300,15 +360,27 @@ mod tests {
     }
 
     #[test]
-    fn a_gdbm_writer_excludes_other_openers_naming_the_file() {
-        let path = place("locked");
+    fn stores_of_one_process_share_a_database_and_a_gdbm_writer_excludes_other_openers() {
+        let path = place("shared");
         let p = path.to_str().unwrap();
         let writer = DbmStore::open("dbm://w", p, OpenMode::Write, None, false).unwrap();
-        match DbmStore::open("dbm://r", p, OpenMode::Read, None, false) {
+        writer.set("k", b"v").unwrap();
+        let reader = DbmStore::open("dbm://r", p, OpenMode::Read, None, false).unwrap();
+        assert_eq!(reader.get("k").unwrap().unwrap(), b"v");
+        writer.set("k", b"w").unwrap();
+        assert_eq!(reader.get("k").unwrap().unwrap(), b"w");
+        // Another opener of the file (as another process would be) finds it locked.
+        match gnu::GnuDatabase::open(&path, OpenMode::Read, false, false) {
             Err(Error::Io(m)) => assert!(m.contains(p) && m.contains("another process"), "{m}"),
             other => panic!("{other:?}"),
         }
-        drop(writer);
+        drop((writer, reader));
+        let reader = DbmStore::open("dbm://r", p, OpenMode::Read, None, false).unwrap();
+        match DbmStore::open("dbm://w", p, OpenMode::Write, None, false) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("read-only"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        drop(reader);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }
