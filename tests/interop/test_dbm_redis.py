@@ -137,6 +137,22 @@ def test_a_new_database_is_gdbm_and_a_relative_path_follows_the_slashes(tmp_path
     assert without_keys(kv_stores.run_dbm("read", "dumb", tmp_path / "rel.db")) == EXPECTED
 
 
+def test_python_reads_the_index_a_dumb_writer_leaves_before_closing(tmp_path):
+    """Until closed, libzarr's dbm.dumb index has a line per write, a later one for a key replacing the earlier
+    (what a killed writer leaves): Python's dbm.dumb reads the newest values; closing writes one line per key."""
+    import dbm.dumb
+    path = tmp_path / "open.db"
+    store = libzarr.Store.open_options(f"dbm://{path}", "w", {"dbm_format": "dumb"})
+    store.set("k", b"old")
+    store.set("k", b"a longer new value" * 40)
+    store.set("j", b"x")
+    assert len((tmp_path / "open.db.dir").read_bytes().splitlines()) == 3
+    with dbm.dumb.open(str(path), "r") as d:
+        assert d[b"k"] == b"a longer new value" * 40 and d[b"j"] == b"x" and len(d) == 2
+    store.close()
+    assert (tmp_path / "open.db.dir").read_bytes().splitlines() == [b"'j', (1536, 1)", b"'k', (512, 720)"]
+
+
 def test_dbm_errors_name_the_location(tmp_path):
     missing = tmp_path / "none.db"
     with pytest.raises(libzarr.LibzarrError) as err:
