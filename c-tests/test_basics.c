@@ -243,8 +243,8 @@ static void test_features(void) {
         CHECK(strstr(json, "\"s3\"") != NULL);
         zarr_string_free(json);
     }
-    static const char *present[] = {"zarr_format:3", "store:zip", "compressor:zstd",
-                                    "blosc_compressor:lz4hc", "filter:delta",
+    static const char *present[] = {"zarr_format:3", "store:zip", "store:dbm", "store:redis",
+                                    "compressor:zstd", "blosc_compressor:lz4hc", "filter:delta",
                                     "object_codec:vlen-utf8", "codec:numcodecs.bz2"};
     static const char *absent[] = {"zarr_format:1", "store:ftp", "compressor:snappy",
                                    "codec:zfp"};

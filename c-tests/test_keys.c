@@ -1,6 +1,7 @@
 /* test_keys.c - raw keys of a store: zarr_store_value_size, _get (whole, ranges, offsets),
  * _set, _erase, _list_keys, _list_dir, _getsize and _rmdir (of a prefix and of the root), on a
- * directory store and a memory store, with read-only refusals and bad keys. */
+ * directory store, a memory store and Python dbm databases (dbm:// in GDBM's format, the default,
+ * and dbm.dumb's), with read-only refusals and bad keys. */
 #include "testutil.h"
 
 static const char *ARRAY = "{\"shape\":[4,4],\"chunks\":[2,2],\"dtype\":\"<i4\",\"fill_value\":0,"
@@ -137,21 +138,31 @@ static void test_read_only(const char *dir) {
 }
 
 int main(void) {
-    char *dir = tmpdir_make();
-    zarr_store *stores[2] = {open_store(dir, ZARR_MODE_WRITE), open_store("memory:", ZARR_MODE_WRITE)};
-    for (int i = 0; i < 2; i++) {
-        CHECK_CTX("%s store", i ? "memory" : "directory");
+    char *dir = tmpdir_make(), *dbm_dir = tmpdir_make();
+    char *gnu = strdup(strf("dbm://%s/gnu.db", dbm_dir)), *dumb = strdup(strf("dbm://%s/dumb.db", dbm_dir));
+    zarr_store *dumb_store = NULL;
+    CHECK_OK(zarr_store_open_options(dumb, ZARR_MODE_WRITE, "{\"dbm_format\": \"dumb\"}", &dumb_store));
+    zarr_store *stores[4] = {open_store(dir, ZARR_MODE_WRITE), open_store("memory:", ZARR_MODE_WRITE),
+                             open_store(gnu, ZARR_MODE_WRITE), dumb_store};
+    const char *names[4] = {"directory", "memory", "dbm.gnu", "dbm.dumb"};
+    for (int i = 0; i < 4; i++) {
+        CHECK_CTX("%s store", names[i]);
         if (!stores[i]) continue;
         test_values(stores[i]);
         test_listing_sizes_and_rmdir(stores[i]);
+        CHECK_OK(zarr_store_set(stores[i], "k", "v", 1));
         CHECK_CTX_CLEAR();
     }
     /* A raw value written through the key calls is a file of the directory store. */
-    CHECK_OK(zarr_store_set(stores[0], "k", "v", 1));
     CHECK(file_size(strf("%s/k", dir)) == 1);
+    for (int i = 0; i < 4; i++) CHECK_OK(zarr_store_close(stores[i]));
+    /* Read-only once closed: a GDBM writer excludes readers until then. */
     test_read_only(dir);
-    CHECK_OK(zarr_store_close(stores[0]));
-    CHECK_OK(zarr_store_close(stores[1]));
+    test_read_only(gnu);
+    test_read_only(dumb);
     tmpdir_remove(dir);
+    tmpdir_remove(dbm_dir);
+    free(gnu);
+    free(dumb);
     return check_summary("test_keys");
 }

@@ -625,9 +625,13 @@ const char *zarr_status_name(zarr_status status);
  * empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server,
  * `az://container/prefix` (or `azure://container/prefix`,
  * `abfs[s]://container@account.dfs.core.windows.net/prefix`) for Azure Blob Storage,
- * `gs://bucket/prefix` for Google Cloud Storage, or `http://` / `https://` for a web server
- * (read-only; listing needs consolidated metadata). Settings come from the environment as each
- * service's tools read it, and `zarr_store_open_options` overrides them:
+ * `gs://bucket/prefix` for Google Cloud Storage, `http://` / `https://` for a web server
+ * (read-only; listing needs consolidated metadata), `dbm://PATH` for a database of Python's
+ * `dbm` module as zarr-python 2's `DBMStore` writes it (`dbm:///abs/path`, `dbm://rel/path`),
+ * or `redis://HOST:PORT/DB` for a Redis database as zarr-python 2's `RedisStore` keeps it
+ * (`redis://USER:PASSWORD@HOST:PORT/DB` with a password; messages hide it). Settings come
+ * from the environment as each service's tools read it, and `zarr_store_open_options`
+ * overrides them:
  * - S3: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
  *   `AWS_ENDPOINT_URL` (an `http://` endpoint allows plain HTTP and means path-style
  *   requests), `AWS_NO_SIGN_REQUEST=YES` for anonymous reads, and `AWS_PROFILE` with
@@ -645,7 +649,18 @@ const char *zarr_status_name(zarr_status status);
  * Remote failures are `ZARR_ERR_PERMISSION_DENIED` (a wrong key), `ZARR_ERR_UNREACHABLE`,
  * `ZARR_ERR_TIMEOUT` or `ZARR_ERR_IO`, naming the URL and the key; a missing bucket or
  * container is `ZARR_ERR_NOT_FOUND`; a missing key reads as the fill value.
- * Reading a directory or zip that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
+ * A dbm database is GDBM's file `PATH` (Python's `dbm.gnu`) or `dbm.dumb`'s `PATH.dir` and
+ * `PATH.dat`, told apart as Python's `dbm.whichdb` does; a new one is GDBM, as Python's
+ * `dbm.open` creates it where Python has GDBM (option `dbm_format` for `dbm.dumb`). A GDBM
+ * database opened for writing is locked against every other opener until
+ * `zarr_store_close`, which writes it out; one opened for reading against writers.
+ * `dbm.dumb` writes append values and index lines (a killed writer leaves every key with
+ * its old or new value) and never reclaim space; there is no locking between processes, as
+ * in Python. A damaged database is `ZARR_ERR_CORRUPT_CHUNK` naming the file.
+ * Redis keys are `PREFIX:KEY` (prefix `zarr`, zarr-python's default, unless the option
+ * `prefix` says otherwise); listings use `SCAN`. A server that cannot be reached is
+ * `ZARR_ERR_UNREACHABLE` when the store is opened or later, a slow one `ZARR_ERR_TIMEOUT`.
+ * Reading a directory, zip or dbm database that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
  * `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
  * it is created and written by `zarr_store_close`, members stored uncompressed as
  * zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.

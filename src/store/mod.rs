@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 mod access_mode;
 mod aws_profile;
 mod azure;
+mod dbm;
 mod directory;
 mod gcs;
 mod memory;
@@ -19,6 +20,7 @@ mod options;
 #[cfg(test)]
 mod power_loss;
 mod process_lock;
+mod redis;
 mod remote;
 mod request_stats;
 mod s3;
@@ -26,11 +28,13 @@ mod sorted_keys;
 mod zip;
 
 pub use access_mode::AccessMode;
+pub use dbm::{DbmFormat, DbmStore};
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use n5::N5Store;
 pub use options::{Backend, StoreOptions};
 use process_lock::{KeyLock, ProcessLocks};
+pub use redis::RedisStore;
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
 pub use zip::ZipStore;
@@ -337,10 +341,14 @@ pub enum StoreKind {
     Caller,
     /// An N5 container in a directory ([`N5Store`]).
     N5,
+    /// A database of Python's `dbm` module ([`DbmStore`]).
+    Dbm,
+    /// A Redis database ([`RedisStore`]).
+    Redis,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"` or `"n5"`.
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"` or `"redis"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -349,6 +357,8 @@ impl StoreKind {
             StoreKind::Remote => "remote",
             StoreKind::Caller => "caller",
             StoreKind::N5 => "n5",
+            StoreKind::Dbm => "dbm",
+            StoreKind::Redis => "redis",
         }
     }
 }
@@ -375,6 +385,23 @@ static MEMORY_STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 /// Metadata documents by key, read at once from consolidated metadata.
 pub type MetadataDocuments = BTreeMap<String, Vec<u8>>;
 
+/// The canonical form of the file or directory `path` (of its directory when the file does not
+/// exist yet, as a database's name; `path` itself when neither exists).
+fn canonical_file(path: &str) -> String {
+    let path = Path::new(path);
+    if let Ok(full) = std::fs::canonicalize(path) {
+        return full.to_string_lossy().into_owned();
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name).to_string_lossy().into_owned(),
+        _ => path.to_string_lossy().into_owned(),
+    }
+}
+
 /// Whether consolidated `documents` answer the metadata key `key`: those of a v3 root (it
 /// holds `zarr.json`) answer v3 keys, the others (`.zmetadata`) v2 keys.
 fn answers(documents: &MetadataDocuments, key: &str) -> bool {
@@ -387,11 +414,15 @@ pub fn local_path(location: &str) -> &str {
 }
 
 /// Which backend [`StoreHandle::open`] uses for `location` (after [`local_path`]): `memory:`,
-/// a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
+/// `dbm://`, `redis://`, a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
 /// existing directory, or a directory.
 pub fn kind_of(location: &str) -> StoreKind {
     if location == "memory:" {
         StoreKind::Memory
+    } else if location.starts_with("dbm://") {
+        StoreKind::Dbm
+    } else if location.starts_with("redis://") || location.starts_with("rediss://") {
+        StoreKind::Redis
     } else if remote::is_remote(location) {
         StoreKind::Remote
     } else if n5_directory(location).is_some() {
@@ -437,7 +468,9 @@ impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix`,
     /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
     /// [`RemoteStore`], `n5://PATH` or a directory path ending in `.n5` for an N5 container
-    /// ([`N5Store`] over a [`DirectoryStore`]), a path ending in `.zip` (that is not an
+    /// ([`N5Store`] over a [`DirectoryStore`]), `dbm://PATH` for a [`DbmStore`]
+    /// (`dbm:///abs/path`, `dbm://rel/path`), `redis://HOST:PORT/DB` for a [`RedisStore`], a
+    /// path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
@@ -455,11 +488,29 @@ impl StoreHandle {
     ) -> Result<Arc<StoreHandle>> {
         let location = local_path(location);
         let options = StoreOptions::from_json(options.unwrap_or(""))?;
+        // What names the store's keys for the chunk locks, where the location alone does not.
+        let mut scope = None;
+        let mut shown = location.to_string();
         let kind = kind_of(location);
         let backend: Box<dyn Store> = match kind {
             StoreKind::Memory => {
                 options.check_backend(Backend::Memory, location)?;
                 Box::new(MemoryStore::default())
+            }
+            StoreKind::Dbm => {
+                options.check_backend(Backend::Dbm, location)?;
+                let path = location.strip_prefix("dbm://").expect("a dbm location");
+                let store =
+                    DbmStore::open(location, path, mode, options.dbm_format, options.fsync)?;
+                scope = Some(format!("dbm:{}", store.canonical_path()));
+                Box::new(store)
+            }
+            StoreKind::Redis => {
+                shown = redis::redacted(location);
+                options.check_backend(Backend::Redis, &shown)?;
+                let store = RedisStore::open(location, &options)?;
+                scope = Some(format!("{shown}#{}", store.key_prefix()));
+                Box::new(store)
             }
             StoreKind::Remote => Box::new(RemoteStore::open(location, mode, &options)?),
             StoreKind::N5 => {
@@ -483,9 +534,9 @@ impl StoreHandle {
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
             StoreKind::Remote => location.trim_end_matches('/').to_string(),
-            _ => std::fs::canonicalize(n5_directory(location).unwrap_or(location))
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| location.to_string()),
+            _ => {
+                scope.unwrap_or_else(|| canonical_file(n5_directory(location).unwrap_or(location)))
+            }
         };
         // Only writes take locks: a read-only store leaves the lock directory alone.
         let process_locks = options
@@ -498,7 +549,7 @@ impl StoreHandle {
             backend,
             kind,
             mode,
-            location: location.to_string(),
+            location: shown,
             lock_scope,
             process_locks,
             consolidated: RwLock::new(None),
@@ -854,14 +905,19 @@ impl StoreHandle {
     }
 
     /// Whether `other` reaches the same keys as this handle: it is this handle, or both open
-    /// the same directory or zip file.
+    /// the same directory, zip file or dbm database, or the same prefix of one Redis database
+    /// by one URL.
     pub fn is_same_store(&self, other: &StoreHandle) -> bool {
         if std::ptr::eq(self, other) {
             return true;
         }
-        if [self.kind, other.kind].contains(&StoreKind::Memory)
-            || [self.kind, other.kind].contains(&StoreKind::Caller)
-        {
+        let by_scope = [
+            StoreKind::Memory,
+            StoreKind::Caller,
+            StoreKind::Dbm,
+            StoreKind::Redis,
+        ];
+        if by_scope.contains(&self.kind) || by_scope.contains(&other.kind) {
             return self.lock_scope == other.lock_scope;
         }
         match (

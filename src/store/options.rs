@@ -3,6 +3,7 @@
 //! reads the durability and process-locking settings. Unknown names are refused, and so are
 //! names the location's back end does not read.
 
+use super::dbm::DbmFormat;
 use crate::error::{Error, Result};
 use object_store::{ClientOptions, RetryConfig};
 use serde_json::{Map, Value};
@@ -27,11 +28,15 @@ pub enum Backend {
     Http,
     /// An N5 container: a directory ending in `.n5`, or `n5://PATH`.
     N5,
+    /// `dbm://`: a database of Python's `dbm` module (`dbm.dumb` or `dbm.gnu`).
+    Dbm,
+    /// `redis://`.
+    Redis,
 }
 
 impl Backend {
     /// Every back end.
-    pub const ALL: [Backend; 8] = [
+    pub const ALL: [Backend; 10] = [
         Backend::Directory,
         Backend::Zip,
         Backend::Memory,
@@ -40,10 +45,12 @@ impl Backend {
         Backend::Gcs,
         Backend::Http,
         Backend::N5,
+        Backend::Dbm,
+        Backend::Redis,
     ];
 
-    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"` or
-    /// `"n5"`.
+    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`,
+    /// `"n5"`, `"dbm"` or `"redis"`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Directory => "directory",
@@ -54,6 +61,8 @@ impl Backend {
             Backend::Gcs => "gcs",
             Backend::Http => "http",
             Backend::N5 => "n5",
+            Backend::Dbm => "dbm",
+            Backend::Redis => "redis",
         }
     }
 
@@ -68,6 +77,8 @@ impl Backend {
             Backend::Gcs => "gs://",
             Backend::Http => "http(s)://",
             Backend::N5 => "n5:// or .n5",
+            Backend::Dbm => "dbm://",
+            Backend::Redis => "redis://",
         }
     }
 }
@@ -77,10 +88,17 @@ impl Backend {
 pub struct StoreOptions {
     /// The names the JSON object gave, for refusing those the back end does not read.
     pub given: Vec<String>,
-    /// Directory stores: every write is flushed to the disk before the call returns (`fsync` of
-    /// the new file before it is renamed over the key, then of its directory), so that it
-    /// survives a power loss or an operating-system crash; off by default.
+    /// Directory and dbm stores: every write is flushed to the disk before the call returns
+    /// (a directory store's new file before it is renamed over the key, then its directory; a
+    /// `dbm.dumb` database's data and index line; GDBM's sync mode), so that it survives a
+    /// power loss or an operating-system crash; off by default.
     pub fsync: bool,
+    /// Dbm stores: the format of a new database (an existing one keeps its own, which this
+    /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
+    pub dbm_format: Option<DbmFormat>,
+    /// Redis stores: what every key starts with, before a `:`; zarr-python 2's `RedisStore`
+    /// default, `zarr`, when not given.
+    pub prefix: Option<String>,
     /// A directory of lock files, one per chunk, shard or metadata key, locked around every
     /// write of that key, so that processes sharing it (and zarr-python 2 programs using a
     /// `ProcessSynchronizer` on it) do not lose each other's writes to a shared chunk.
@@ -138,6 +156,8 @@ impl Default for StoreOptions {
         StoreOptions {
             given: Vec::new(),
             fsync: false,
+            dbm_format: None,
+            prefix: None,
             process_synchronizer: None,
             endpoint: None,
             region: None,
@@ -163,11 +183,14 @@ impl Default for StoreOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 21] = {
+const NAMES: [(&str, &[Backend]); 23] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
+    const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
     [
-        ("fsync", &[Directory, N5]),
+        ("fsync", &[Directory, N5, Dbm]),
+        ("dbm_format", &[Dbm]),
+        ("prefix", &[Redis]),
         ("process_synchronizer", &[Directory, N5, S3, Azure, Gcs]),
         ("endpoint", &[S3, Azure, Gcs]),
         ("region", &[S3]),
@@ -184,8 +207,8 @@ const NAMES: [(&str, &[Backend]); 21] = {
         ("use_emulator", &[Azure]),
         ("service_account_path", &[Gcs]),
         ("requests_in_flight", ALL),
-        ("timeout_seconds", ALL),
-        ("connect_timeout_seconds", ALL),
+        ("timeout_seconds", SERVERS),
+        ("connect_timeout_seconds", SERVERS),
         ("retries", ALL),
         ("retry_seconds", ALL),
     ]
@@ -215,6 +238,14 @@ impl StoreOptions {
         options.given = map.keys().cloned().collect();
         let get = Getter(&map);
         options.fsync = get.flag("fsync")?.unwrap_or(false);
+        options.dbm_format = match get.text("dbm_format")? {
+            None => None,
+            Some(name) => Some(
+                DbmFormat::from_name(&name)
+                    .ok_or_else(|| get.invalid("dbm_format", "\"dumb\" or \"gnu\""))?,
+            ),
+        };
+        options.prefix = get.text("prefix")?;
         options.process_synchronizer = get.text("process_synchronizer")?;
         options.endpoint = get.text("endpoint")?;
         options.region = get.text("region")?;

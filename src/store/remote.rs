@@ -133,7 +133,12 @@ impl RemoteStore {
                 .with_http_connector(connector())
                 .build()
                 .map(boxed),
-            Backend::Directory | Backend::Zip | Backend::Memory | Backend::N5 => {
+            Backend::Directory
+            | Backend::Zip
+            | Backend::Memory
+            | Backend::N5
+            | Backend::Dbm
+            | Backend::Redis => {
                 unreachable!("SCHEMES names remote back ends only")
             }
             Backend::Http => {
