@@ -12,6 +12,7 @@ mod aws_profile;
 mod azure;
 mod directory;
 mod gcs;
+mod lmdb;
 mod memory;
 mod options;
 #[cfg(test)]
@@ -21,14 +22,17 @@ mod remote;
 mod request_stats;
 mod s3;
 mod sorted_keys;
+mod sqlite;
 mod zip;
 
 pub use directory::DirectoryStore;
+pub use lmdb::LmdbStore;
 pub use memory::MemoryStore;
 pub use options::{Backend, StoreOptions};
 use process_lock::{KeyLock, ProcessLocks};
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
+pub use sqlite::SqliteStore;
 pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
@@ -324,10 +328,14 @@ pub enum StoreKind {
     /// A backend of the caller's own ([`StoreHandle::over_backend`]), such as a C program's
     /// callbacks.
     Caller,
+    /// An SQLite database file ([`SqliteStore`]).
+    Sqlite,
+    /// An LMDB environment directory ([`LmdbStore`]).
+    Lmdb,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"`, `"memory"` or `"remote"`.
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"sqlite"` or `"lmdb"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -335,6 +343,8 @@ impl StoreKind {
             StoreKind::Memory => "memory",
             StoreKind::Remote => "remote",
             StoreKind::Caller => "caller",
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Lmdb => "lmdb",
         }
     }
 }
@@ -353,6 +363,20 @@ static CHUNK_LOCKS: [Mutex<()>; CHUNK_LOCK_STRIPES] =
 pub struct ChunkLock {
     _file: Option<KeyLock>,
     _stripe: MutexGuard<'static, ()>,
+}
+
+/// The scheme of SQLite store locations (`sqlite://PATH`).
+const SQLITE_SCHEME: &str = "sqlite://";
+
+/// The scheme of LMDB store locations (`lmdb://PATH`).
+const LMDB_SCHEME: &str = "lmdb://";
+
+/// The file or directory a local store's location names: its path without a database scheme.
+fn local_path(location: &str) -> &str {
+    [SQLITE_SCHEME, LMDB_SCHEME]
+        .iter()
+        .find_map(|scheme| location.strip_prefix(scheme))
+        .unwrap_or(location)
 }
 
 /// Numbers the in-memory stores, which share no location with any other store.
@@ -389,9 +413,10 @@ pub struct StoreHandle {
 impl StoreHandle {
     /// Opens `location`: `"memory:"` for a new in-memory store, `s3://bucket/prefix`,
     /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
-    /// [`RemoteStore`], a path ending in `.zip` (that is not an
-    /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
-    /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
+    /// [`RemoteStore`], `sqlite://PATH` for an [`SqliteStore`] and `lmdb://PATH` for an
+    /// [`LmdbStore`] (`PATH` relative, or absolute after a third `/`), a path ending in `.zip`
+    /// (that is not an existing directory) for a [`ZipStore`], anything else a directory path
+    /// (`file://` may precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
         Self::open_with_options(location, mode, None)
@@ -410,6 +435,18 @@ impl StoreHandle {
         let (backend, kind): (Box<dyn Store>, _) = if location == "memory:" {
             options.check_backend(Backend::Memory, location)?;
             (Box::new(MemoryStore::default()), StoreKind::Memory)
+        } else if let Some(file) = location.strip_prefix(SQLITE_SCHEME) {
+            options.check_backend(Backend::Sqlite, location)?;
+            (
+                Box::new(SqliteStore::open(file, mode, options.fsync)?),
+                StoreKind::Sqlite,
+            )
+        } else if let Some(dir) = location.strip_prefix(LMDB_SCHEME) {
+            options.check_backend(Backend::Lmdb, location)?;
+            (
+                Box::new(LmdbStore::open(dir, mode, options.fsync)?),
+                StoreKind::Lmdb,
+            )
         } else if remote::is_remote(location) {
             (
                 Box::new(RemoteStore::open(location, mode, &options)?),
@@ -431,7 +468,7 @@ impl StoreHandle {
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
             StoreKind::Remote => location.trim_end_matches('/').to_string(),
-            _ => std::fs::canonicalize(location)
+            _ => std::fs::canonicalize(local_path(location))
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| location.to_string()),
         };
@@ -807,8 +844,8 @@ impl StoreHandle {
             return self.lock_scope == other.lock_scope;
         }
         match (
-            std::fs::canonicalize(&self.location),
-            std::fs::canonicalize(&other.location),
+            std::fs::canonicalize(local_path(&self.location)),
+            std::fs::canonicalize(local_path(&other.location)),
         ) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,

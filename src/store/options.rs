@@ -25,11 +25,15 @@ pub enum Backend {
     Gcs,
     /// `http://`, `https://`.
     Http,
+    /// `sqlite://`: an SQLite database file.
+    Sqlite,
+    /// `lmdb://`: an LMDB environment directory.
+    Lmdb,
 }
 
 impl Backend {
     /// Every back end.
-    pub const ALL: [Backend; 7] = [
+    pub const ALL: [Backend; 9] = [
         Backend::Directory,
         Backend::Zip,
         Backend::Memory,
@@ -37,9 +41,12 @@ impl Backend {
         Backend::Azure,
         Backend::Gcs,
         Backend::Http,
+        Backend::Sqlite,
+        Backend::Lmdb,
     ];
 
-    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"` or `"http"`.
+    /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`,
+    /// `"sqlite"` or `"lmdb"`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Directory => "directory",
@@ -49,6 +56,8 @@ impl Backend {
             Backend::Azure => "azure",
             Backend::Gcs => "gcs",
             Backend::Http => "http",
+            Backend::Sqlite => "sqlite",
+            Backend::Lmdb => "lmdb",
         }
     }
 
@@ -62,6 +71,8 @@ impl Backend {
             Backend::Azure => "az://",
             Backend::Gcs => "gs://",
             Backend::Http => "http(s)://",
+            Backend::Sqlite => "sqlite://",
+            Backend::Lmdb => "lmdb://",
         }
     }
 }
@@ -73,7 +84,9 @@ pub struct StoreOptions {
     pub given: Vec<String>,
     /// Directory stores: every write is flushed to the disk before the call returns (`fsync` of
     /// the new file before it is renamed over the key, then of its directory), so that it
-    /// survives a power loss or an operating-system crash; off by default.
+    /// survives a power loss or an operating-system crash; off by default. SQLite and LMDB
+    /// stores: each commit is flushed (SQLite's `synchronous = FULL`; LMDB without
+    /// `MDB_NOSYNC`).
     pub fsync: bool,
     /// A directory of lock files, one per chunk, shard or metadata key, locked around every
     /// write of that key, so that processes sharing it (and zarr-python 2 programs using a
@@ -161,8 +174,11 @@ const NAMES: [(&str, &[Backend]); 21] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     [
-        ("fsync", &[Directory]),
-        ("process_synchronizer", &[Directory, S3, Azure, Gcs]),
+        ("fsync", &[Directory, Sqlite, Lmdb]),
+        (
+            "process_synchronizer",
+            &[Directory, S3, Azure, Gcs, Sqlite, Lmdb],
+        ),
         ("endpoint", &[S3, Azure, Gcs]),
         ("region", &[S3]),
         ("access_key_id", &[S3]),

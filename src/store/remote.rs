@@ -133,7 +133,11 @@ impl RemoteStore {
                 .with_http_connector(connector())
                 .build()
                 .map(boxed),
-            Backend::Directory | Backend::Zip | Backend::Memory => {
+            Backend::Directory
+            | Backend::Zip
+            | Backend::Memory
+            | Backend::Sqlite
+            | Backend::Lmdb => {
                 unreachable!("SCHEMES names remote back ends only")
             }
             Backend::Http => {
