@@ -17,6 +17,10 @@ use std::time::Duration;
 /// 32-bit ones. It is address space, not disk: the data file grows as values are written.
 const MAP_SIZE: usize = if usize::BITS >= 64 { 1 << 40 } else { 1 << 28 };
 
+/// The smallest map tried when the system refuses to map [`MAP_SIZE`] (a limit on address
+/// space, `ulimit -v`, or valgrind's 128 GiB): each try maps a quarter of the last.
+const SMALLEST_MAP_SIZE: usize = 1 << 28;
+
 /// The keys and values of the environment's unnamed database, as bytes.
 type Db = Database<Bytes, Bytes>;
 
@@ -45,7 +49,8 @@ const CLOSING_WAIT: Duration = Duration::from_secs(10);
 /// Each write is one transaction: a writer killed at any moment leaves every key with its old
 /// or its new value. As in zarr-python, commits are not flushed to the disk (LMDB's
 /// `MDB_NOSYNC`, `MDB_NOMETASYNC`) unless the store option `fsync` is given; a power loss can
-/// then lose the last writes. Opened read-only, the environment is mapped read-only: LMDB still
+/// then lose the last writes. The map is zarr-python's 1 TiB of address space, or less where
+/// the system refuses that much (an address-space limit, valgrind). Opened read-only, the environment is mapped read-only: LMDB still
 /// writes its reader table in `lock.mdb` (which must then be writable, unless the file system
 /// is read-only), never the directory or `data.mdb`.
 pub struct LmdbStore {
@@ -193,8 +198,12 @@ impl LmdbStore {
 
 /// Opens the environment at `canonical` (shown as `dir`) with zarr-python's settings.
 fn open_env(canonical: &Path, dir: &Path, mode: OpenMode, fsync: bool) -> Result<Shared> {
+    if mode == OpenMode::Write {
+        create_files(dir)?;
+    }
     let mut options = EnvOpenOptions::new().read_txn_without_tls();
-    options.map_size(MAP_SIZE);
+    let mut map_size = MAP_SIZE;
+    options.map_size(map_size);
     let mut flags = EnvFlags::empty();
     if mode == OpenMode::Read {
         flags |= EnvFlags::READ_ONLY;
@@ -217,6 +226,13 @@ fn open_env(canonical: &Path, dir: &Path, mode: OpenMode, fsync: bool) -> Result
                 }
                 waited = true;
             }
+            Err(heed::Error::Io(e))
+                if map_size > SMALLEST_MAP_SIZE
+                    && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOMEM)) =>
+            {
+                map_size /= 4;
+                options.map_size(map_size);
+            }
             other => break other.map_err(|e| lmdb_error(dir, "opening", e))?,
         }
     };
@@ -238,6 +254,21 @@ fn open_env(canonical: &Path, dir: &Path, mode: OpenMode, fsync: bool) -> Result
     })
 }
 
+/// Creates the environment's files when missing, as any new file (readable by others unless
+/// the umask says otherwise), before LMDB would create them readable by their owner alone.
+fn create_files(dir: &Path) -> Result<()> {
+    for name in ["data.mdb", "lock.mdb"] {
+        let file = dir.join(name);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&file)
+            .map_err(|e| Error::io(format!("creating {}", file.display()), e))?;
+    }
+    Ok(())
+}
+
 /// An LMDB failure while doing `what` in the environment `dir`: damage (a file that is not
 /// LMDB's, of another version, or corrupt pages) is [`Error::CorruptChunk`], a full map
 /// [`Error::TooLarge`].
@@ -252,8 +283,7 @@ fn lmdb_error(dir: &Path, what: impl std::fmt::Display, e: heed::Error) -> Error
             | MdbError::Incompatible,
         ) => Error::CorruptChunk(message),
         heed::Error::Mdb(MdbError::MapFull) => Error::TooLarge(format!(
-            "{message} (the map holds at most {} bytes)",
-            MAP_SIZE
+            "{message} (the environment's map size, {MAP_SIZE} bytes where the system allows it, is reached)"
         )),
         heed::Error::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
             Error::PermissionDenied(message)
