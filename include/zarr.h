@@ -597,9 +597,13 @@ const char *zarr_status_name(zarr_status status);
  * (created in a new or empty file opened for writing; the file's directory must exist), and an
  * LMDB directory of `data.mdb` and `lock.mdb` (created if missing when opened for writing)
  * whose main database maps each key's UTF-8 bytes to the raw value, with zarr-python's 1 TiB
- * map size. Both lock as their libraries do, so other processes (zarr-python's included) may
- * read and write the same file at once: an SQLite write waits up to 30 s for another writer's
- * lock; LMDB runs one writer at a time beside any number of readers. Each write is one
+ * map size. Both lock as their libraries do, so other processes may read and write the same
+ * file at once: an SQLite write waits up to 30 s for another writer's lock (zarr-python's
+ * included); LMDB runs one writer at a time beside any number of readers, among processes
+ * using libzarr's LMDB. py-lmdb's LMDB 0.9 (zarr-python's) reads and writes the same data
+ * file but keeps its lock file in another format, so it and libzarr cannot have an
+ * environment open at the same time: whichever opens second fails, libzarr with
+ * `ZARR_ERR_UNSUPPORTED` saying so, and nothing is damaged. Each write is one
  * transaction, so a killed writer leaves every key old or new; as for directories, commits
  * reach the disk only with the store option `fsync`. An LMDB environment is opened once per
  * process: opening it for writing while a read-only handle has it open in the same process is

@@ -44,7 +44,7 @@ const CLOSING_WAIT: Duration = Duration::from_secs(10);
 /// 2's `LMDBStore` does.
 ///
 /// Threads and processes: LMDB serialises writers itself (a lock in `lock.mdb` shared by every
-/// process, Python's included) and lets readers run beside them, each read in a snapshot
+/// process that has the environment open) and lets readers run beside them, each read in a snapshot
 /// transaction (opened without thread-local slots, as py-lmdb does, so any thread may read).
 /// Each write is one transaction: a writer killed at any moment leaves every key with its old
 /// or its new value. As in zarr-python, commits are not flushed to the disk (LMDB's
@@ -53,6 +53,12 @@ const CLOSING_WAIT: Duration = Duration::from_secs(10);
 /// the system refuses that much (an address-space limit, valgrind). Opened read-only, the environment is mapped read-only: LMDB still
 /// writes its reader table in `lock.mdb` (which must then be writable, unless the file system
 /// is read-only), never the directory or `data.mdb`.
+///
+/// LMDB here is heed's `mdb.master` build: its data file is LMDB 0.9's (format 1), so files
+/// py-lmdb (LMDB 0.9) wrote open here and the other way round, but its lock file is of another
+/// format (version 2, against 0.9's 1), so the two cannot have an environment open at the same
+/// time: whichever opens second fails (here [`Error::Unsupported`] saying so, in py-lmdb
+/// `VersionMismatchError`), and neither damages it.
 pub struct LmdbStore {
     shared: Arc<Shared>,
     path: PathBuf,
@@ -270,14 +276,19 @@ fn create_files(dir: &Path) -> Result<()> {
 }
 
 /// An LMDB failure while doing `what` in the environment `dir`: damage (a file that is not
-/// LMDB's, of another version, or corrupt pages) is [`Error::CorruptChunk`], a full map
-/// [`Error::TooLarge`].
+/// LMDB's, or corrupt pages) is [`Error::CorruptChunk`], a lock file or data file of another
+/// LMDB version [`Error::Unsupported`], a full map [`Error::TooLarge`].
 fn lmdb_error(dir: &Path, what: impl std::fmt::Display, e: heed::Error) -> Error {
     let message = format!("lmdb store {}: {what}: {e}", dir.display());
     match e {
+        heed::Error::Mdb(MdbError::VersionMismatch) => Error::Unsupported(format!(
+            "{message} (another process has the environment open with an LMDB whose lock file \
+             format differs, such as py-lmdb's LMDB 0.9: libzarr's LMDB (mdb.master) reads and \
+             writes its data file but cannot share its lock file; close it there first, or the \
+             data file is of another LMDB version)"
+        )),
         heed::Error::Mdb(
             MdbError::Invalid
-            | MdbError::VersionMismatch
             | MdbError::Corrupted
             | MdbError::PageNotFound
             | MdbError::Incompatible,

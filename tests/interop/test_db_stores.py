@@ -241,3 +241,89 @@ def test_store_options_fsync_and_refusals(tmp_path, kind):
     with pytest.raises(libzarr.LibzarrError) as err:
         libzarr.Store.open_options(location(kind, path), "r", {"endpoint": "http://127.0.0.1:1"})
     assert err.value.name == "ZARR_ERR_INVALID_ARGUMENT" and "endpoint" in err.value.message
+
+
+WRITER = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import zarr
+kind, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = zarr.SQLiteStore(path) if kind == "sqlite" else zarr.LMDBStore(path)
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(count):
+    store[f"py/{i}"] = bytes([i % 251]) * (1000 + i)
+store.close()
+"""
+
+
+def test_another_process_writes_the_same_sqlite_file_at_once(tmp_path):
+    """zarr-python in another process and libzarr write the same SQLite file at the same time (SQLite's
+    file locks, libzarr waiting for them): every value of both is there afterwards, whole."""
+    import subprocess
+    import sys
+
+    kind = "sqlite"
+    path = db_path(tmp_path, kind)
+    count = 300
+    with libzarr.open_store(location(kind, path), "w") as store:
+        store.set(".zgroup", b'{"zarr_format": 2}')
+        child = subprocess.Popen([sys.executable, "-c", WRITER, kind, str(path), str(count)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline() == "ready\n"
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        for i in range(count):
+            store.set(f"lib/{i}", bytes([i % 13]) * (2000 + i))
+        assert child.wait(timeout=120) == 0
+        for i in range(count):
+            assert store.get(f"py/{i}") == bytes([i % 251]) * (1000 + i)
+    store = python_store(kind, path)
+    for i in range(count):
+        assert store[f"lib/{i}"] == bytes([i % 13]) * (2000 + i)
+    assert len(list(store.keys())) == 2 * count + 1
+    store.close()
+
+
+HOLDER = """
+import sys
+import lmdb
+try:
+    env = lmdb.open(sys.argv[1])
+except lmdb.VersionMismatchError:
+    print("version mismatch", flush=True)
+    sys.exit(0)
+with env.begin() as txn:
+    print("open", txn.get(b".zgroup") is not None, flush=True)
+sys.stdin.readline()
+env.close()
+"""
+
+
+def test_lmdb_environments_are_not_shared_with_py_lmdb_at_once(tmp_path):
+    """libzarr's LMDB (mdb.master) and py-lmdb's (0.9) read and write the same data file but use lock
+    files of different formats: while a process has the environment open with one, the other's open
+    fails, saying so, and nothing is damaged; once it is closed there the other opens it. (py-lmdb runs
+    in another process: one process must never have an environment open twice.)"""
+    import subprocess
+    import sys
+
+    path = db_path(tmp_path, "lmdb")
+    libzarr_writes("lmdb", path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "open True\n"
+    with pytest.raises(libzarr.LibzarrError) as err:
+        libzarr.open_store(location("lmdb", path))
+    assert err.value.name == "ZARR_ERR_UNSUPPORTED", err.value
+    assert str(path) in err.value.message and "lock file" in err.value.message
+    holder.communicate("close\n", timeout=60)
+    with libzarr.open_store(location("lmdb", path), "w") as store:
+        other = subprocess.run([sys.executable, "-c", HOLDER, str(path)], capture_output=True, text=True,
+                               timeout=60)
+        assert other.stdout == "version mismatch\n", other.stderr
+        store.set("later", b"1")
+    store = python_store("lmdb", path)
+    assert store["later"] == b"1"
+    np.testing.assert_array_equal(zarr.open_consolidated(store, mode="r")["x/y/a"][...], DATA)
+    store.close()
