@@ -102,6 +102,8 @@ mod tests {
             "zarr_format:3",
             "store:s3",
             "store:zip",
+            "store:sqlite",
+            "store:lmdb",
             "compressor:blosc",
             "blosc_compressor:zstd",
             "filter:delta",

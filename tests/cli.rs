@@ -237,7 +237,9 @@ fn create_copy_move_remove_and_consolidate_change_the_hierarchy() {
         code == 0
             && out.starts_with(&format!("zarr {} ", env!("CARGO_PKG_VERSION")))
             && out.contains("\nzarr formats: 2, 3\n")
-            && out.contains("\nstores: directory, zip, memory, s3, azure, gcs, http, n5, dbm, redis\n")
+            && out.contains(
+                "\nstores: directory, zip, memory, s3, azure, gcs, http, n5, dbm, redis, sqlite, lmdb\n"
+            )
             && out.contains("sharding_indexed"),
         "{out}"
     );

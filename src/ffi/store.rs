@@ -8,7 +8,7 @@ use crate::store::{AccessMode, RequestStats, StoreHandle};
 use std::ffi::c_char;
 use std::sync::Arc;
 
-/// An open store (a directory, an N5 container, a zip archive, memory or a remote store). Safe to use from several threads at once. Arrays
+/// An open store (a directory, an N5 container, a zip archive, a database, memory or a remote store). Safe to use from several threads at once. Arrays
 /// and groups opened from it keep it alive, so it may be closed before them.
 #[allow(non_camel_case_types)]
 pub struct zarr_store {
@@ -41,8 +41,10 @@ pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 /// Opens the store at `location`: a directory path (`file://` may precede it), a directory
 /// path ending in `.n5` (as zarr-python 2's `zarr.open` chooses its `N5Store`), or any
 /// directory as `n5://PATH`, for an N5 container, a path ending
-/// in `.zip` (unless it is an existing directory) for a zip archive, `"memory:"` for a new,
-/// empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server,
+/// in `.zip` (unless it is an existing directory) for a zip archive, `sqlite://PATH` for an
+/// SQLite database file and `lmdb://PATH` for an LMDB environment directory (a relative PATH
+/// follows `//` directly, an absolute one makes three slashes: `sqlite:///data/x.db`),
+/// `"memory:"` for a new, empty in-memory store, `s3://bucket/prefix` for a bucket of an S3-compatible server,
 /// `az://container/prefix` (or `azure://container/prefix`,
 /// `abfs[s]://container@account.dfs.core.windows.net/prefix`) for Azure Blob Storage,
 /// `gs://bucket/prefix` for Google Cloud Storage, `http://` / `https://` for a web server
@@ -80,7 +82,27 @@ pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 /// Redis keys are `PREFIX:KEY` (prefix `zarr`, zarr-python's default, unless the option
 /// `prefix` says otherwise); listings use `SCAN`. A server that cannot be reached is
 /// `ZARR_ERR_UNREACHABLE` when the store is opened or later, a slow one `ZARR_ERR_TIMEOUT`.
-/// Reading a directory, zip or dbm database that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
+/// Database files are those zarr-python 2's `SQLiteStore` and `LMDBStore` write, in the same
+/// layout, so each side opens the other's: SQLite's table `zarr(k TEXT PRIMARY KEY, v BLOB)`
+/// (created in a new or empty file opened for writing; the file's directory must exist), and an
+/// LMDB directory of `data.mdb` and `lock.mdb` (created if missing when opened for writing)
+/// whose main database maps each key's UTF-8 bytes to the raw value, with zarr-python's 1 TiB
+/// map size. Both lock as their libraries do, so other processes may read and write the same
+/// file at once: an SQLite write waits up to 30 s for another writer's lock (zarr-python's
+/// included); LMDB runs one writer at a time beside any number of readers, among processes
+/// using libzarr's LMDB. py-lmdb's LMDB 0.9 (zarr-python's) reads and writes the same data
+/// file but keeps its lock file in another format, so it and libzarr cannot have an
+/// environment open at the same time: whichever opens second fails, libzarr with
+/// `ZARR_ERR_UNSUPPORTED` saying so, and nothing is damaged. Each write is one
+/// transaction, so a killed writer leaves every key old or new; as for directories, commits
+/// reach the disk only with the store option `fsync`. An LMDB environment is opened once per
+/// process: opening it for writing while a read-only handle has it open in the same process is
+/// `ZARR_ERR_INVALID_ARGUMENT`; LMDB keys are at most 511 bytes (a longer one holds no value,
+/// and writing it is `ZARR_ERR_INVALID_PATH`). A file that is not a database of its kind, or is
+/// damaged, is `ZARR_ERR_CORRUPT_CHUNK` naming it (an SQLite file without the table `zarr`
+/// opened for reading: `ZARR_ERR_INVALID_ARGUMENT`); a value that is not bytes (an SQLite NULL
+/// or number) is `ZARR_ERR_CORRUPT_CHUNK` naming its key, never a missing value.
+/// Reading a directory, zip or database that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
 /// `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
 /// it is created and written by `zarr_store_close`, members stored uncompressed as
 /// zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
@@ -123,15 +145,18 @@ pub unsafe extern "C" fn zarr_store_open(
 /// Opens the store at `location` as `zarr_store_open` does, with settings in `options_json`
 /// (NULL or `"{}"`: none), a JSON object; for a remote store its members override the
 /// environment (and the AWS profile files):
-/// - directory stores and N5 containers: `fsync` (default false). Every write replaces its key at once (a new
-///   file renamed over it), so a process killed at any moment leaves each key with its old or
-///   its new value; but the system may keep recent writes in memory for a while, and a power
-///   loss or a system crash can then lose them or leave an empty file under a key (read as an
-///   error, never as the fill value). With true, every write is on the disk when its call
+/// - directory, N5, SQLite, LMDB and dbm stores: `fsync` (default false). Every write replaces its key
+///   at once (a new file renamed over it, or one database transaction), so a process killed
+///   at any moment leaves each key with its old or its new value; but the system may keep
+///   recent writes in memory for a while, and a power loss or a system crash can then lose
+///   them or leave an empty file under a key (read as an error, never as the fill value; a
+///   database may be left damaged). With true, every write is on the disk when its call
 ///   returns: the new file is flushed before the rename and its directory after, as
-///   tensorstore does, at the cost of two flushes per chunk, shard or document written;
-/// - directory, N5, S3, Azure and GCS stores: `process_synchronizer`, a lock directory on a file
-///   system every writer sees (created if missing when the store is opened for writing; a
+///   tensorstore does, at the cost of two flushes per chunk, shard or document written (a
+///   database flushes each commit: SQLite's `synchronous = FULL` instead of `OFF`, LMDB
+///   without `MDB_NOSYNC`);
+/// - directory, N5, SQLite, LMDB, S3, Azure and GCS stores: `process_synchronizer`, a lock
+///   directory on a file system every writer sees (created if missing when the store is opened for writing; a
 ///   read-only store takes no locks). Every write of a chunk, shard or metadata
 ///   document then holds the lock of the file named by its key in that directory, the lock
 ///   zarr-python 2's `ProcessSynchronizer` takes on the same file, so processes (C or Python)

@@ -62,18 +62,20 @@ impl ArrayMetadata {
             )));
         }
         let shape = dims(obj, "shape", 0)?;
+        // A stored document must say its chunks; a create document's are read as zarr-python's.
+        let stored_chunks = (!defaults).then(|| dims(obj, "chunks", 1)).transpose()?;
         let dtype = DataType::parse(obj.get("dtype").ok_or_else(|| {
             Error::InvalidMetadata("missing required key \"dtype\"".to_string())
         })?)?;
-        let chunks = match defaults {
-            true => {
+        let chunks = match stored_chunks {
+            Some(chunks) => chunks,
+            None => {
                 let item_size = match dtype.kind {
                     DataTypeKind::Object => OBJECT_ITEM_SIZE,
                     _ => dtype.size as u64,
                 };
                 normalize_chunks(obj.get("chunks"), &shape, item_size)?
             }
-            false => dims(obj, "chunks", 1)?,
         };
         if shape.len() != chunks.len() {
             return Err(Error::InvalidMetadata(format!(

@@ -1,7 +1,7 @@
 //! zarr-python's modes of opening a store: `r`, `r+`, `a`, `w`, `w-`.
 
 use super::{
-    kind_of, local_path, n5_directory, Backend, OpenMode, StoreHandle, StoreKind, StoreOptions,
+    kind_of, local_file, local_path, Backend, OpenMode, StoreHandle, StoreKind, StoreOptions,
 };
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -42,14 +42,15 @@ impl StoreHandle {
         options: Option<&str>,
     ) -> Result<Arc<StoreHandle>> {
         let path = local_path(location);
-        let local_file = match kind_of(path) {
-            StoreKind::Directory | StoreKind::Zip => Some(path),
-            StoreKind::N5 => n5_directory(path),
-            _ => None,
+        let exists = |f: &str| std::path::Path::new(f).exists();
+        let missing = match kind_of(path) {
+            // A dbm database is one file (GDBM) or `PATH.dir` with `PATH.dat` (dbm.dumb).
+            StoreKind::Dbm => path
+                .strip_prefix("dbm://")
+                .is_some_and(|f| !exists(f) && !exists(&format!("{f}.dir"))),
+            _ => local_file(path).is_some_and(|f| !exists(f)),
         };
-        if mode == AccessMode::Update
-            && local_file.is_some_and(|f| !std::path::Path::new(f).exists())
-        {
+        if mode == AccessMode::Update && missing {
             return Err(Error::NotFound(format!(
                 "no store at {location:?} (mode r+ opens an existing store)"
             )));

@@ -14,6 +14,7 @@ mod azure;
 mod dbm;
 mod directory;
 mod gcs;
+mod lmdb;
 mod memory;
 mod n5;
 mod options;
@@ -25,11 +26,13 @@ mod remote;
 mod request_stats;
 mod s3;
 mod sorted_keys;
+mod sqlite;
 mod zip;
 
 pub use access_mode::AccessMode;
 pub use dbm::{DbmFormat, DbmStore};
 pub use directory::DirectoryStore;
+pub use lmdb::LmdbStore;
 pub use memory::MemoryStore;
 pub use n5::N5Store;
 pub use options::{Backend, StoreOptions};
@@ -37,6 +40,7 @@ use process_lock::{KeyLock, ProcessLocks};
 pub use redis::RedisStore;
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
+pub use sqlite::SqliteStore;
 pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
@@ -345,10 +349,15 @@ pub enum StoreKind {
     Dbm,
     /// A Redis database ([`RedisStore`]).
     Redis,
+    /// An SQLite database file ([`SqliteStore`]).
+    Sqlite,
+    /// An LMDB environment directory ([`LmdbStore`]).
+    Lmdb,
 }
 
 impl StoreKind {
-    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"` or `"redis"`.
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"`, `"redis"`,
+    /// `"sqlite"` or `"lmdb"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -359,6 +368,8 @@ impl StoreKind {
             StoreKind::N5 => "n5",
             StoreKind::Dbm => "dbm",
             StoreKind::Redis => "redis",
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Lmdb => "lmdb",
         }
     }
 }
@@ -377,6 +388,25 @@ static CHUNK_LOCKS: [Mutex<()>; CHUNK_LOCK_STRIPES] =
 pub struct ChunkLock {
     _file: Option<KeyLock>,
     _stripe: MutexGuard<'static, ()>,
+}
+
+/// The scheme of SQLite store locations (`sqlite://PATH`).
+const SQLITE_SCHEME: &str = "sqlite://";
+
+/// The scheme of LMDB store locations (`lmdb://PATH`).
+const LMDB_SCHEME: &str = "lmdb://";
+
+/// The file or directory where the store at `location` (after [`local_path`]) keeps its keys:
+/// a directory, zip, N5, SQLite or LMDB path without its scheme; `None` for the stores that
+/// keep them elsewhere (memory, a server) or in several files (dbm).
+pub fn local_file(location: &str) -> Option<&str> {
+    match kind_of(location) {
+        StoreKind::Directory | StoreKind::Zip => Some(location),
+        StoreKind::N5 => n5_directory(location),
+        StoreKind::Sqlite => location.strip_prefix(SQLITE_SCHEME),
+        StoreKind::Lmdb => location.strip_prefix(LMDB_SCHEME),
+        _ => None,
+    }
 }
 
 /// Numbers the in-memory stores, which share no location with any other store.
@@ -414,7 +444,7 @@ pub fn local_path(location: &str) -> &str {
 }
 
 /// Which backend [`StoreHandle::open`] uses for `location` (after [`local_path`]): `memory:`,
-/// `dbm://`, `redis://`, a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
+/// `dbm://`, `redis://`, `sqlite://`, `lmdb://`, a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
 /// existing directory, or a directory.
 pub fn kind_of(location: &str) -> StoreKind {
     if location == "memory:" {
@@ -423,6 +453,10 @@ pub fn kind_of(location: &str) -> StoreKind {
         StoreKind::Dbm
     } else if location.starts_with("redis://") || location.starts_with("rediss://") {
         StoreKind::Redis
+    } else if location.starts_with(SQLITE_SCHEME) {
+        StoreKind::Sqlite
+    } else if location.starts_with(LMDB_SCHEME) {
+        StoreKind::Lmdb
     } else if remote::is_remote(location) {
         StoreKind::Remote
     } else if n5_directory(location).is_some() {
@@ -469,8 +503,9 @@ impl StoreHandle {
     /// `az://container/prefix`, `gs://bucket/prefix` or `http[s]://host/path` for a
     /// [`RemoteStore`], `n5://PATH` or a directory path ending in `.n5` for an N5 container
     /// ([`N5Store`] over a [`DirectoryStore`]), `dbm://PATH` for a [`DbmStore`]
-    /// (`dbm:///abs/path`, `dbm://rel/path`), `redis://HOST:PORT/DB` for a [`RedisStore`], a
-    /// path ending in `.zip` (that is not an
+    /// (`dbm:///abs/path`, `dbm://rel/path`), `redis://HOST:PORT/DB` for a [`RedisStore`],
+    /// `sqlite://PATH` for an [`SqliteStore`] and `lmdb://PATH` for an [`LmdbStore`] (`PATH`
+    /// relative, or absolute after a third `/`), a path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
     /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
     /// that (as `zarr_store_open` does unless told not to).
@@ -512,6 +547,16 @@ impl StoreHandle {
                 scope = Some(format!("{shown}#{}", store.key_prefix()));
                 Box::new(store)
             }
+            StoreKind::Sqlite => {
+                options.check_backend(Backend::Sqlite, location)?;
+                let file = local_file(location).expect("an SQLite location");
+                Box::new(SqliteStore::open(file, mode, options.fsync)?)
+            }
+            StoreKind::Lmdb => {
+                options.check_backend(Backend::Lmdb, location)?;
+                let dir = local_file(location).expect("an LMDB location");
+                Box::new(LmdbStore::open(dir, mode, options.fsync)?)
+            }
             StoreKind::Remote => Box::new(RemoteStore::open(location, mode, &options)?),
             StoreKind::N5 => {
                 options.check_backend(Backend::N5, location)?;
@@ -534,9 +579,7 @@ impl StoreHandle {
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
             StoreKind::Remote => location.trim_end_matches('/').to_string(),
-            _ => {
-                scope.unwrap_or_else(|| canonical_file(n5_directory(location).unwrap_or(location)))
-            }
+            _ => scope.unwrap_or_else(|| canonical_file(local_file(location).unwrap_or(location))),
         };
         // Only writes take locks: a read-only store leaves the lock directory alone.
         let process_locks = options
@@ -921,8 +964,8 @@ impl StoreHandle {
             return self.lock_scope == other.lock_scope;
         }
         match (
-            std::fs::canonicalize(&self.location),
-            std::fs::canonicalize(&other.location),
+            std::fs::canonicalize(local_path(&self.location)),
+            std::fs::canonicalize(local_path(&other.location)),
         ) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,

@@ -32,11 +32,15 @@ pub enum Backend {
     Dbm,
     /// `redis://`.
     Redis,
+    /// `sqlite://`: an SQLite database file.
+    Sqlite,
+    /// `lmdb://`: an LMDB environment directory.
+    Lmdb,
 }
 
 impl Backend {
     /// Every back end.
-    pub const ALL: [Backend; 10] = [
+    pub const ALL: [Backend; 12] = [
         Backend::Directory,
         Backend::Zip,
         Backend::Memory,
@@ -47,10 +51,12 @@ impl Backend {
         Backend::N5,
         Backend::Dbm,
         Backend::Redis,
+        Backend::Sqlite,
+        Backend::Lmdb,
     ];
 
     /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`,
-    /// `"n5"`, `"dbm"` or `"redis"`.
+    /// `"n5"`, `"dbm"`, `"redis"`, `"sqlite"` or `"lmdb"`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Directory => "directory",
@@ -63,6 +69,8 @@ impl Backend {
             Backend::N5 => "n5",
             Backend::Dbm => "dbm",
             Backend::Redis => "redis",
+            Backend::Sqlite => "sqlite",
+            Backend::Lmdb => "lmdb",
         }
     }
 
@@ -79,6 +87,8 @@ impl Backend {
             Backend::N5 => "n5:// or .n5",
             Backend::Dbm => "dbm://",
             Backend::Redis => "redis://",
+            Backend::Sqlite => "sqlite://",
+            Backend::Lmdb => "lmdb://",
         }
     }
 }
@@ -88,10 +98,11 @@ impl Backend {
 pub struct StoreOptions {
     /// The names the JSON object gave, for refusing those the back end does not read.
     pub given: Vec<String>,
-    /// Directory and dbm stores: every write is flushed to the disk before the call returns
+    /// Directory, N5 and dbm stores: every write is flushed to the disk before the call returns
     /// (a directory store's new file before it is renamed over the key, then its directory; a
     /// `dbm.dumb` database's data and index line; GDBM's sync mode), so that it survives a
-    /// power loss or an operating-system crash; off by default.
+    /// power loss or an operating-system crash; off by default. SQLite and LMDB stores: each
+    /// commit is flushed (SQLite's `synchronous = FULL`; LMDB without `MDB_NOSYNC`).
     pub fsync: bool,
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
@@ -188,10 +199,13 @@ const NAMES: [(&str, &[Backend]); 23] = {
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
     [
-        ("fsync", &[Directory, N5, Dbm]),
+        ("fsync", &[Directory, N5, Dbm, Sqlite, Lmdb]),
         ("dbm_format", &[Dbm]),
         ("prefix", &[Redis]),
-        ("process_synchronizer", &[Directory, N5, S3, Azure, Gcs]),
+        (
+            "process_synchronizer",
+            &[Directory, N5, S3, Azure, Gcs, Sqlite, Lmdb],
+        ),
         ("endpoint", &[S3, Azure, Gcs]),
         ("region", &[S3]),
         ("access_key_id", &[S3]),

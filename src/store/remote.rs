@@ -138,7 +138,9 @@ impl RemoteStore {
             | Backend::Memory
             | Backend::N5
             | Backend::Dbm
-            | Backend::Redis => {
+            | Backend::Redis
+            | Backend::Sqlite
+            | Backend::Lmdb => {
                 unreachable!("SCHEMES names remote back ends only")
             }
             Backend::Http => {

@@ -1,5 +1,6 @@
-//! Listing keys held in a sorted map, shared by the stores that keep their keys in memory.
+//! Listing keys kept in sorted order: in a map in memory, or in a database read by seeking.
 
+use crate::error::Result;
 use std::collections::BTreeMap;
 
 /// The keys of `map` that start with `prefix`, in order.
@@ -31,4 +32,72 @@ pub(super) fn list_dir<V>(map: &BTreeMap<String, V>, prefix: &str) -> Vec<String
     names.sort();
     names.dedup();
     names
+}
+
+/// The names one level below `prefix` in a store whose keys are sorted by their bytes (a
+/// database index): `first(bound, after)` gives the first key from `bound` on (strictly after
+/// it when `after`), or `None` past the last. Each name below `prefix` costs one seek, and the
+/// keys below a name (an array's chunks) are skipped over, never read.
+pub(super) fn list_dir_by_seeking(
+    prefix: &str,
+    mut first: impl FnMut(&str, bool) -> Result<Option<String>>,
+) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let (mut bound, mut after) = (prefix.to_string(), false);
+    while let Some(key) = first(&bound, after)? {
+        let Some(rest) = key.strip_prefix(prefix) else {
+            break;
+        };
+        match rest.split_once('/') {
+            Some((name, _)) => {
+                names.push(name.to_string());
+                // Past every key starting with `prefix name /`: '0' follows '/'.
+                (bound, after) = (format!("{prefix}{name}0"), false);
+            }
+            None => {
+                names.push(rest.to_string());
+                (bound, after) = (key, true);
+            }
+        }
+    }
+    // `a.b` sorts before `a/x` but after `a`: the names come out nearly sorted.
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeking_lists_what_the_map_lists() {
+        let keys = [
+            "a",
+            "a.b",
+            "a/x",
+            "a/y/0",
+            "a0",
+            "b/.zarray",
+            "b/0.0",
+            "b/0.1",
+            "c",
+            "é/1",
+        ];
+        let map: BTreeMap<String, ()> = keys.iter().map(|k| (k.to_string(), ())).collect();
+        for prefix in ["", "a/", "b/", "a/y/", "missing/", "é/"] {
+            let mut seeks = 0;
+            let seeking = list_dir_by_seeking(prefix, |bound, after| {
+                seeks += 1;
+                Ok(map
+                    .range(bound.to_string()..)
+                    .map(|(k, _)| k)
+                    .find(|k| !after || k.as_str() != bound)
+                    .cloned())
+            })
+            .unwrap();
+            assert_eq!(seeking, list_dir(&map, prefix), "{prefix:?}");
+            assert!(seeks <= seeking.len() + 2, "{prefix:?}: {seeks} seeks");
+        }
+    }
 }

@@ -562,9 +562,12 @@ def test_creating_bad_documents(tmp_path):
             doc = edit(dict(good))
             expect_error("ZARR_ERR_INVALID_METADATA", store.create_array, name,
                          doc if isinstance(doc, str) else json.dumps(doc), naming=word)
-        expect_error("ZARR_ERR_INVALID_METADATA", store.create_array, "nogrid",
-                     {k: v for k, v in good.items() if k != "chunk_grid"}, naming="chunk_grid")
+        expect_error("ZARR_ERR_INVALID_METADATA", store.create_array, "badgrid",
+                     dict(good, chunk_grid={"name": "regular"}), naming="chunk_grid")
     assert store_files(tmp_path) <= {"zarr.json", ".zgroup"}, "nothing left of the refused arrays"
+    with libzarr.open_store(tmp_path, "a") as store:  # without a chunk grid, chunks are guessed
+        with store.create_array("nogrid", {k: v for k, v in good.items() if k != "chunk_grid"}) as a:
+            assert a.chunks == (5, 4)
 
 
 @pytest.mark.parametrize("location", ["start", "end"])
