@@ -66,6 +66,36 @@ pub(super) fn list_dir_by_seeking(
     Ok(names)
 }
 
+/// Scans a store whose keys are sorted by their bytes: `scan(bound, after, f)` hands each key
+/// from `bound` on (strictly after it when `after`) with its value's length to `f`, in order,
+/// until `f` returns false.
+pub(super) type Scan<'a> = dyn Fn(&str, bool, &mut dyn FnMut(&str, u64) -> bool) -> Result<()> + 'a;
+
+/// Every key below `prefix` with its value's length, by one scan from `prefix`.
+pub(super) fn sized_by_scanning(prefix: &str, scan: &Scan) -> Result<Vec<(String, u64)>> {
+    let mut keys = Vec::new();
+    scan(prefix, false, &mut |key, len| {
+        let below = key.starts_with(prefix);
+        if below {
+            keys.push((key.to_string(), len));
+        }
+        below
+    })?;
+    Ok(keys)
+}
+
+/// The names one level below `prefix`, by seeking ([`list_dir_by_seeking`]) with `scan`.
+pub(super) fn dir_by_scanning(prefix: &str, scan: &Scan) -> Result<Vec<String>> {
+    list_dir_by_seeking(prefix, |bound, after| {
+        let mut first = None;
+        scan(bound, after, &mut |key, _| {
+            first = Some(key.to_string());
+            false
+        })?;
+        Ok(first)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

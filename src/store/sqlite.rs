@@ -301,36 +301,18 @@ impl Store for SqliteStore {
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        Ok(self
-            .list_prefix_sized(prefix)?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect())
+        let sized = self.list_prefix_sized(prefix)?;
+        Ok(sized.into_iter().map(|(k, _)| k).collect())
     }
 
     fn list_prefix_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
         validate_prefix(prefix)?;
-        let mut keys = Vec::new();
-        self.scan(prefix, false, |key, len| {
-            let below = key.starts_with(prefix);
-            if below {
-                keys.push((key.to_string(), len));
-            }
-            below
-        })?;
-        Ok(keys)
+        sorted_keys::sized_by_scanning(prefix, &|bound, after, f| self.scan(bound, after, f))
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
-        sorted_keys::list_dir_by_seeking(prefix, |bound, after| {
-            let mut first = None;
-            self.scan(bound, after, |key, _| {
-                first = Some(key.to_string());
-                false
-            })?;
-            Ok(first)
-        })
+        sorted_keys::dir_by_scanning(prefix, &|bound, after, f| self.scan(bound, after, f))
     }
 }
 
