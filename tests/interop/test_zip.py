@@ -217,3 +217,15 @@ def test_existing_file_that_is_not_a_zip_is_not_written_into(tmp_path):
         libzarr.open_store(path, "a")
     assert err.value.name == "ZARR_ERR_CORRUPT_CHUNK" and "plain.zip" in err.value.message
     assert path.read_bytes() == b"hello"
+
+
+def test_python_reads_libzarr_zip64_directory(tmp_path):
+    """70000 members: more than the classic end record counts, so libzarr writes the zip64 end
+    record and its locator, as Python's zipfile does; zipfile reads every member."""
+    path = tmp_path / "many.zip"
+    with libzarr.open_store(path, "w") as store:
+        for i in range(70000):
+            store.set(f"c/{i}", i.to_bytes(4, "little"))
+    with zipfile.ZipFile(path) as zf:
+        assert len(zf.namelist()) == 70000 and zf.testzip() is None
+        assert zf.read("c/69999") == (69999).to_bytes(4, "little")
