@@ -1,7 +1,12 @@
 /* test_zip_store.c - zip stores through the public header: a new archive written by
- * zarr_store_close and read back exactly; read-only refusals; existing archives never written
- * into; missing, corrupt and truncated archives refused with clear errors. */
+ * zarr_store_close and read back exactly; read-only refusals; existing archives appended to
+ * (the last write of a key wins, erased chunks left out), deflated members, zarr_store_flush
+ * without closing, and a writer killed before its close leaving the archive as it was;
+ * missing, corrupt and truncated archives refused with clear errors. */
 #include "testutil.h"
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *META =
     "{\"shape\":[7,5],\"chunks\":[3,2],\"dtype\":\"<i4\",\"fill_value\":-1,"
@@ -118,26 +123,202 @@ out:
     free(before);
 }
 
-static void test_existing_zip_not_written_into(const char *dir) {
-    const char *path = strf("%s/existing.zip", dir);
+static int32_t first_value(zarr_store *s, const char *path) {
+    int32_t v = -999;
+    uint64_t one[2] = {1, 1};
+    zarr_array *a = open_array(s, path);
+    if (a) CHECK_OK(zarr_array_read(a, 2, START, one, &v, sizeof v));
+    zarr_array_close(a);
+    return v;
+}
+
+/* Appending: a new array and a chunk written again in an existing archive; reads through the
+ * same handle see both before the close; the archive is untouched until the close. */
+static void test_append(const char *dir) {
+    char path[1024]; /* kept: strf's buffers are reused by the checks' messages */
+    snprintf(path, sizeof path, "%s/existing.zip", dir);
     if (!write_new_zip(path)) return;
-    size_t before_len = 0, after_len = 0;
+    size_t before_len = 0, mid_len = 0;
     unsigned char *before = file_read(path, &before_len);
-    int sentinel;
-    zarr_store *s = (zarr_store *)&sentinel;
-    CHECK_STATUS(zarr_store_open(path, ZARR_MODE_WRITE, &s), ZARR_ERR_UNSUPPORTED);
-    CHECK_CONTAINS(zarr_last_error(), "existing zip");
-    CHECK_CONTAINS(zarr_last_error(), "existing.zip");
-    CHECK(s == (zarr_store *)&sentinel);
-    unsigned char *after = file_read(path, &after_len);
-    CHECK(before && after && after_len == before_len && memcmp(before, after, before_len) == 0);
+    zarr_store *s = open_store(path, ZARR_MODE_WRITE);
+    zarr_array *a = s ? open_array(s, "g/a") : NULL, *c = s ? create_array(s, "c", META) : NULL;
+    if (a && c) {
+        int32_t nine = 9, zero[35] = {0};
+        uint64_t count[2] = {1, 1};
+        CHECK_OK(zarr_array_write(a, 2, START, count, &nine, sizeof nine));
+        CHECK_OK(zarr_array_write(c, 2, START, DATA_COUNT, zero, sizeof zero));
+        CHECK(first_value(s, "g/a") == 9 && first_value(s, "c") == 0);
+        unsigned char *mid = file_read(path, &mid_len); /* nothing changed at the path yet */
+        CHECK(mid && before && mid_len == before_len && memcmp(mid, before, before_len) == 0);
+        free(mid);
+    }
+    zarr_array_close(a);
+    zarr_array_close(c);
+    CHECK_OK(zarr_store_close(s));
+    s = open_store(path, ZARR_MODE_READ);
+    if (s) {
+        int32_t back[35];
+        a = open_array(s, "g/a");
+        if (a && CHECK_OK(zarr_array_read(a, 2, START, DATA_COUNT, back, sizeof back)))
+            CHECK(back[0] == 9 && back[1] == 1 && back[34] == 34);
+        zarr_array_close(a);
+        CHECK(first_value(s, "c") == 0);
+        char *json = NULL; /* c holds zeros, not its fill value -1: every chunk is a member */
+        if (CHECK_OK(zarr_store_list_keys(s, "c/", &json))) CHECK_JSON_HAS(json, "\"c/2.2\"");
+        zarr_string_free(json);
+        CHECK_OK(zarr_store_close(s));
+    }
     free(before);
-    free(after);
-    /* Any existing file counts, even one that is not a zip. */
+    /* Any existing file that is not a zip is refused, naming it, and left alone. */
+    int sentinel;
+    s = (zarr_store *)&sentinel;
     const char *plain = strf("%s/plain.zip", dir);
     CHECK(file_write(plain, "hello", 5));
-    CHECK_STATUS(zarr_store_open(plain, ZARR_MODE_WRITE, &s), ZARR_ERR_UNSUPPORTED);
-    CHECK(file_size(plain) == 5);
+    CHECK_STATUS(zarr_store_open(plain, ZARR_MODE_WRITE, &s), ZARR_ERR_CORRUPT_CHUNK);
+    CHECK_CONTAINS(zarr_last_error(), "plain.zip");
+    CHECK(s == (zarr_store *)&sentinel && file_size(plain) == 5);
+}
+
+/* Deflated members: smaller than stored, and read back. */
+static void test_deflate(const char *dir) {
+    char stored[1024], deflated[1024];
+    snprintf(stored, sizeof stored, "%s/stored.zip", dir);
+    snprintf(deflated, sizeof deflated, "%s/deflated.zip", dir);
+    const char *raw = "{\"shape\":[7,5],\"chunks\":[7,5],\"dtype\":\"<i4\",\"fill_value\":-1,\"compressor\":null}";
+    for (int round = 0; round < 2; round++) {
+        zarr_store *s = NULL;
+        const char *path = round ? deflated : stored;
+        if (!CHECK_OK(zarr_store_open_options(path, ZARR_MODE_WRITE,
+                                              round ? "{\"zip_compression\":\"deflate\"}" : "{\"zip_compression\":\"stored\"}",
+                                              &s)))
+            return;
+        zarr_array *a = create_array(s, "a", raw);
+        int32_t small[35] = {0};
+        for (int i = 0; i < 35; i++) small[i] = i % 3;
+        if (a) CHECK_OK(zarr_array_write(a, 2, START, DATA_COUNT, small, sizeof small));
+        zarr_array_close(a);
+        CHECK_OK(zarr_store_close(s));
+    }
+    CHECK(file_size(deflated) > 0 && file_size(deflated) < file_size(stored));
+    size_t len = 0;
+    unsigned char *bytes = file_read(deflated, &len);
+    /* The local header of the first member says method 8 (deflate). */
+    CHECK(bytes && len > 30 && memcmp(bytes, "PK\3\4", 4) == 0 && bytes[8] == 8);
+    free(bytes);
+    zarr_store *s = open_store(deflated, ZARR_MODE_READ);
+    if (s) {
+        int32_t back[35];
+        zarr_array *a = open_array(s, "a");
+        if (a && CHECK_OK(zarr_array_read(a, 2, START, DATA_COUNT, back, sizeof back)))
+            CHECK(back[0] == 0 && back[4] == 1 && back[34] == 1);
+        zarr_array_close(a);
+        CHECK_OK(zarr_store_close(s));
+    }
+    zarr_store *bad = NULL;
+    CHECK_STATUS(zarr_store_open_options(deflated, ZARR_MODE_WRITE, "{\"zip_compression\":\"bzip2\"}", &bad),
+                 ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "zip_compression");
+}
+
+/* zarr_store_flush: the archive is complete at the path while the store stays writable. */
+static void test_flush(const char *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/flushed.zip", dir);
+    zarr_store *s = open_store(path, ZARR_MODE_WRITE);
+    zarr_array *a = s ? create_array(s, "a", META) : NULL;
+    if (!a) return;
+    CHECK_OK(zarr_array_write(a, 2, START, DATA_COUNT, DATA, sizeof DATA));
+    CHECK(!file_exists(path));
+    CHECK_OK(zarr_store_flush(s));
+    zarr_store *r = open_store(path, ZARR_MODE_READ);
+    if (r) {
+        CHECK(first_value(r, "a") == 0);
+        CHECK_OK(zarr_store_close(r));
+    }
+    int32_t five = 5;
+    uint64_t one[2] = {1, 1};
+    CHECK_OK(zarr_array_write(a, 2, START, one, &five, sizeof five));
+    r = open_store(path, ZARR_MODE_READ); /* the flushed archive, not the later write */
+    if (r) {
+        CHECK(first_value(r, "a") == 0);
+        CHECK_OK(zarr_store_close(r));
+    }
+    CHECK_OK(zarr_store_flush(s));
+    CHECK_OK(zarr_store_flush(s)); /* nothing new: nothing to do */
+    r = open_store(path, ZARR_MODE_READ);
+    if (r) {
+        CHECK(first_value(r, "a") == 5);
+        CHECK_OK(zarr_store_close(r));
+    }
+    zarr_array_close(a);
+    CHECK_OK(zarr_store_close(s));
+    CHECK_STATUS(zarr_store_flush(NULL), ZARR_ERR_NULL_POINTER);
+    zarr_store *mem = open_store("memory:", ZARR_MODE_WRITE);
+    CHECK_OK(zarr_store_flush(mem)); /* other stores: nothing to do */
+    zarr_store_close(mem);
+}
+
+/* The child of test_killed_writer: appends (flushing first if asked), says so on stdout,
+ * and waits to be killed. */
+static int killed_writer(const char *path, int flush_first) {
+    zarr_store *s = NULL;
+    zarr_array *a = NULL, *b = NULL;
+    if (zarr_store_open(path, ZARR_MODE_WRITE, &s) != ZARR_OK) return 2;
+    if (zarr_array_create(s, flush_first ? "flushed" : "lost", META, &a) != ZARR_OK) return 3;
+    if (zarr_array_write(a, 2, START, DATA_COUNT, DATA, sizeof DATA) != ZARR_OK) return 4;
+    if (flush_first && zarr_store_flush(s) != ZARR_OK) return 5;
+    if (zarr_array_create(s, "lost2", META, &b) != ZARR_OK) return 6;
+    if (zarr_array_write(b, 2, START, DATA_COUNT, DATA, sizeof DATA) != ZARR_OK) return 7;
+    if (write(STDOUT_FILENO, "x", 1) != 1) return 8;
+    for (;;) pause(); /* killed here, before any close */
+}
+
+/* A child process appending to an archive is killed before its close (after writing, and
+ * after a flush and more writing): the archive is as it was opened, or as flushed. */
+static void test_killed_writer(const char *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/crash.zip", dir);
+    if (!write_new_zip(path)) return;
+    for (int flush_first = 0; flush_first < 2; flush_first++) {
+        CHECK_CTX("flush first: %d", flush_first);
+        size_t before_len = 0, after_len = 0;
+        unsigned char *before = file_read(path, &before_len);
+        int ready[2];
+        if (!CHECK(pipe(ready) == 0)) return;
+        pid_t child = fork();
+        if (child == 0) { /* a fresh process: libzarr's threads do not survive a fork */
+            dup2(ready[1], STDOUT_FILENO);
+            execl("/proc/self/exe", "test_zip_store", "--killed-writer", path, flush_first ? "1" : "0",
+                  (char *)NULL);
+            _exit(9);
+        }
+        char byte = 0;
+        close(ready[1]);
+        CHECK(read(ready[0], &byte, 1) == 1 && byte == 'x');
+        close(ready[0]);
+        kill(child, SIGKILL);
+        int status = 0;
+        waitpid(child, &status, 0);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        zarr_store *s = open_store(path, ZARR_MODE_READ);
+        if (s) {
+            char *json = NULL;
+            if (CHECK_OK(zarr_store_list_dir(s, "", &json))) {
+                CHECK_JSON_LACKS(json, "lost");
+                if (flush_first) CHECK_JSON_HAS(json, "\"flushed\"");
+            }
+            zarr_string_free(json);
+            CHECK(first_value(s, "g/a") == 0);
+            if (flush_first) CHECK(first_value(s, "flushed") == 0);
+            CHECK_OK(zarr_store_close(s));
+        }
+        unsigned char *after = file_read(path, &after_len);
+        if (!flush_first) /* byte for byte as it was */
+            CHECK(before && after && after_len == before_len && memcmp(before, after, before_len) == 0);
+        free(before);
+        free(after);
+    }
+    CHECK_CTX_CLEAR();
 }
 
 static void test_bad_archives(const char *dir) {
@@ -238,13 +419,17 @@ static void test_late_writes_and_directories(const char *dir) {
     CHECK(file_exists(strf("%s/.zgroup", zipdir)));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     for (int i = 0; i < 35; i++) DATA[i] = i;
+    if (argc == 4 && strcmp(argv[1], "--killed-writer") == 0) return killed_writer(argv[2], atoi(argv[3]));
     for (int i = 0; i < 24; i++) FLOATS[i] = 1000.25 + i * 3.5;
     char *dir = tmpdir_make();
     test_round_trip(dir);
     test_read_only_refusals(dir);
-    test_existing_zip_not_written_into(dir);
+    test_append(dir);
+    test_deflate(dir);
+    test_flush(dir);
+    test_killed_writer(dir);
     test_bad_archives(dir);
     test_late_writes_and_directories(dir);
     tmpdir_remove(dir);

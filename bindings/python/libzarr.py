@@ -54,6 +54,7 @@ _SIGNATURES = {
     "zarr_store_open": [C.c_char_p, C.c_int32, _out_h],
     "zarr_store_open_options": [C.c_char_p, C.c_int32, C.c_char_p, _out_h],
     "zarr_store_close": [_h],
+    "zarr_store_flush": [_h],
     "zarr_array_create": [_h, C.c_char_p, C.c_char_p, _out_h],
     "zarr_array_open": [_h, C.c_char_p, _out_h],
     "zarr_array_close": [_h],
@@ -402,6 +403,10 @@ class Store(_Handle):
         out = C.c_void_p()
         _call("zarr_store_open_callbacks", C.byref(cb), mode, C.byref(out))
         return cls(out)
+
+    def flush(self):
+        """zarr_store_flush: writes out what the store defers (a zip's central directory); stays open."""
+        _call("zarr_store_flush", self.handle)
 
     def set_fill_value(self, path, fill_value):
         """zarr_store_set_fill_value: `fill_value` as JSON text, or a Python value (json.dumps'd)."""

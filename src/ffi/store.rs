@@ -102,10 +102,33 @@ pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 /// damaged, is `ZARR_ERR_CORRUPT_CHUNK` naming it (an SQLite file without the table `zarr`
 /// opened for reading: `ZARR_ERR_INVALID_ARGUMENT`); a value that is not bytes (an SQLite NULL
 /// or number) is `ZARR_ERR_CORRUPT_CHUNK` naming its key, never a missing value.
-/// Reading a directory, zip or database that does not exist is `ZARR_ERR_NOT_FOUND`. A zip opened with
-/// `ZARR_MODE_WRITE` must not exist yet (writing into an existing zip is `ZARR_ERR_UNSUPPORTED`):
-/// it is created and written by `zarr_store_close`, members stored uncompressed as
-/// zarr-python's `ZipStore` does. A zip opened for reading may have stored or deflated members.
+/// Reading a directory, zip or database that does not exist is `ZARR_ERR_NOT_FOUND`.
+/// A zip (a path ending in `.zip` that is not a directory) reads stored or deflated members.
+/// Opened for writing, it is written as zarr-python's `ZipStore` writes it: a missing archive
+/// is created (with its parent directories) and an existing one appended to (`ZARR_MODE_WRITE`
+/// and `ZARR_MODE_UPDATE`, zarr-python's `mode='a'`; `ZARR_MODE_OVERWRITE` removes the old
+/// archive when the store is opened, `ZARR_MODE_CREATE` refuses one that holds any key). Each
+/// value is written to disk as a member as soon as it is set, stored uncompressed as
+/// zarr-python's default (option `zip_compression`: `"deflate"` for deflated members), and only
+/// the directory stays in memory; values written earlier read back through the same handle. A
+/// key written again gets a second member of the same name, as Python's `zipfile` writes it,
+/// and the new central directory lists only the newest member of each name, so every reader
+/// sees the last value (zarr-python, which lists both and reads the last, too). Erasing a key
+/// (as writing an all-fill-value chunk does) leaves its member out of the central directory;
+/// zarr-python cannot erase from a zip at all. The space of replaced and erased members is
+/// not reclaimed (copy the store into a new zip to compact it). The central directory is
+/// written by `zarr_store_flush` and `zarr_store_close`. The archive at the path is never
+/// written in place: the first change after opening (or after a flush) copies it to a working
+/// file beside it (`.NAME.zip.libzarr-partial-PID-N`), members go there, and a flush writes the
+/// central directory and renames it over the archive. So a process killed before the close
+/// leaves the archive exactly as it was opened or last flushed (and possibly a stray working
+/// file), other programs reading it meanwhile see a complete archive, and appending to a large
+/// archive costs one copy of it per flush followed by more writes (instant on file systems that
+/// share copied blocks, such as Btrfs and XFS). One writer at a time: two stores writing one
+/// archive at once keep only the members of the later flush. An archive with bytes before its
+/// first member (a self-extracting stub) is `ZARR_ERR_UNSUPPORTED` for writing; a file that is not
+/// a zip, or a damaged one, is `ZARR_ERR_CORRUPT_CHUNK` naming it (an empty file is a new
+/// archive).
 ///
 /// An N5 container reads and writes as zarr-python 2's `N5Store` and z5 do: each node's
 /// `attributes.json` stands for its `.zarray`, `.zgroup` and `.zattrs` (the N5 version in every
@@ -145,6 +168,10 @@ pub unsafe extern "C" fn zarr_store_open(
 /// Opens the store at `location` as `zarr_store_open` does, with settings in `options_json`
 /// (NULL or `"{}"`: none), a JSON object; for a remote store its members override the
 /// environment (and the AWS profile files):
+/// - zip stores: `zip_compression`, `"stored"` (the default, as zarr-python's) or `"deflate"`
+///   (zarr-python's `compression=zipfile.ZIP_DEFLATED`, at zlib's default level), for the
+///   members written; and `fsync` (default false): with true, a flush or close puts the archive
+///   on the disk (the working file before it is renamed over the archive, then its directory);
 /// - directory, N5, SQLite, LMDB and dbm stores: `fsync` (default false). Every write replaces its key
 ///   at once (a new file renamed over it, or one database transaction), so a process killed
 ///   at any moment leaves each key with its old or its new value; but the system may keep
@@ -183,7 +210,7 @@ pub unsafe extern "C" fn zarr_store_open(
 /// - GCS: `service_account_path` (a service account's JSON key file).
 ///
 /// An unknown member, one of the wrong type, or one the URL's service does not read is
-/// `ZARR_ERR_INVALID_ARGUMENT` naming it (so are options for `memory:` and zip stores).
+/// `ZARR_ERR_INVALID_ARGUMENT` naming it (so are options for `memory:` stores).
 ///
 /// # Safety
 /// `location` must be a NUL-terminated string, `options_json` NULL or one; `out_store` must
@@ -233,8 +260,23 @@ pub(super) fn access_mode(mode: zarr_open_mode) -> Result<AccessMode> {
     }
 }
 
+/// Writes out what the store defers, without closing it: for a zip store opened for writing,
+/// the central directory, so that the archive at its path is complete and readable by other
+/// programs at this point (as zarr-python's `ZipStore.flush`); the store stays writable, and
+/// later writes are in the archive after the next flush or `zarr_store_close`. The archive is
+/// replaced at once (a working file renamed over it), so other readers see it before or after
+/// the flush, never in between. Nothing to do for other stores. A failure (e.g. a full disk) is
+/// `ZARR_ERR_IO` naming the archive, which then stays as the last successful flush left it.
+///
+/// # Safety
+/// `store` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_flush(store: *mut zarr_store) -> zarr_status {
+    run(|| ref_arg(store, "store")?.inner.flush())
+}
+
 /// Releases a store handle. NULL is a harmless no-op. Closing a zip store opened for writing
-/// writes the archive, and a failure there is this call's status (the handle is released
+/// writes what changed since the last flush, as `zarr_store_flush`, and a failure there is this call's status (the handle is released
 /// either way). Arrays and groups still open from the store can keep writing: their changes
 /// are written when the last of them closes, where a failure cannot be reported.
 ///

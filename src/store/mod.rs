@@ -41,7 +41,7 @@ pub use redis::RedisStore;
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
 pub use sqlite::SqliteStore;
-pub use zip::ZipStore;
+pub use zip::{ZipCompression, ZipStore};
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
 /// empty or end with `/`. Implementations must be safe to use from several threads at once.
@@ -188,7 +188,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(true)
     }
     /// Makes every change so far durable where the backend defers it (a zip store opened for
-    /// writing writes its archive); nothing to do for the others.
+    /// writing writes its central directory and puts the archive in place, staying
+    /// writable); nothing to do for the others.
     fn flush(&self) -> Result<()> {
         Ok(())
     }
@@ -566,7 +567,12 @@ impl StoreHandle {
             }
             StoreKind::Zip => {
                 options.check_backend(Backend::Zip, location)?;
-                Box::new(ZipStore::open(location, mode)?)
+                Box::new(ZipStore::open(
+                    location,
+                    mode,
+                    options.zip_compression,
+                    options.fsync,
+                )?)
             }
             _ => {
                 options.check_backend(Backend::Directory, location)?;
@@ -924,11 +930,17 @@ impl StoreHandle {
         Some(names)
     }
 
-    /// Finishes what the backend defers: a zip store opened for writing writes its archive.
-    /// The handle stays usable; later changes are written by the next close (or, unreported,
-    /// when the last reference to the store goes away).
-    pub fn close(&self) -> Result<()> {
+    /// Finishes what the backend defers: a zip store opened for writing writes its central
+    /// directory and puts the archive in place. The handle stays usable; later changes are
+    /// written by the next flush or close (or, unreported, when the last reference to the
+    /// store goes away).
+    pub fn flush(&self) -> Result<()> {
         self.backend.flush()
+    }
+
+    /// What closing the handle writes: the same as [`StoreHandle::flush`].
+    pub fn close(&self) -> Result<()> {
+        self.flush()
     }
 
     /// What the store's HTTP requests have been since it was opened (`None`: a local store).

@@ -4,6 +4,7 @@
 //! names the location's back end does not read.
 
 use super::dbm::DbmFormat;
+use super::zip::ZipCompression;
 use crate::error::{Error, Result};
 use object_store::{ClientOptions, RetryConfig};
 use serde_json::{Map, Value};
@@ -98,6 +99,8 @@ impl Backend {
 pub struct StoreOptions {
     /// The names the JSON object gave, for refusing those the back end does not read.
     pub given: Vec<String>,
+    /// Zip stores: a flush or close puts the archive on the disk before it returns (the
+    /// working file before it is renamed over the archive, then its directory).
     /// Directory, N5 and dbm stores: every write is flushed to the disk before the call returns
     /// (a directory store's new file before it is renamed over the key, then its directory; a
     /// `dbm.dumb` database's data and index line; GDBM's sync mode), so that it survives a
@@ -107,6 +110,9 @@ pub struct StoreOptions {
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
     pub dbm_format: Option<DbmFormat>,
+    /// Zip stores: how the members written are compressed; stored (zarr-python's default)
+    /// when not given.
+    pub zip_compression: ZipCompression,
     /// Redis stores: what every key starts with, before a `:`; zarr-python 2's `RedisStore`
     /// default, `zarr`, when not given.
     pub prefix: Option<String>,
@@ -168,6 +174,7 @@ impl Default for StoreOptions {
             given: Vec::new(),
             fsync: false,
             dbm_format: None,
+            zip_compression: ZipCompression::Stored,
             prefix: None,
             process_synchronizer: None,
             endpoint: None,
@@ -194,13 +201,14 @@ impl Default for StoreOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 23] = {
+const NAMES: [(&str, &[Backend]); 24] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
     [
-        ("fsync", &[Directory, N5, Dbm, Sqlite, Lmdb]),
+        ("fsync", &[Directory, Zip, N5, Dbm, Sqlite, Lmdb]),
         ("dbm_format", &[Dbm]),
+        ("zip_compression", &[Zip]),
         ("prefix", &[Redis]),
         (
             "process_synchronizer",
@@ -259,6 +267,10 @@ impl StoreOptions {
                     .ok_or_else(|| get.invalid("dbm_format", "\"dumb\" or \"gnu\""))?,
             ),
         };
+        if let Some(name) = get.text("zip_compression")? {
+            options.zip_compression = ZipCompression::from_name(&name)
+                .ok_or_else(|| get.invalid("zip_compression", "\"stored\" or \"deflate\""))?;
+        }
         options.prefix = get.text("prefix")?;
         options.process_synchronizer = get.text("process_synchronizer")?;
         options.endpoint = get.text("endpoint")?;
@@ -462,7 +474,7 @@ mod tests {
         assert!(local.check_backend(Backend::Directory, "d").is_ok());
         for (backend, location, refused) in [
             (Backend::Memory, "memory:", "fsync"),
-            (Backend::Zip, "a.zip", "fsync"),
+            (Backend::Zip, "a.zip", "process_synchronizer"),
             (Backend::S3, "s3://b", "fsync"),
         ] {
             match local.check_backend(backend, location) {
@@ -476,5 +488,26 @@ mod tests {
         assert!(remote.check_backend(Backend::Directory, "d").is_err());
         assert!(StoreOptions::from_json(r#"{"fsync": 1}"#).is_err());
         assert!(StoreOptions::from_json(r#"{"process_synchronizer": ""}"#).is_err());
+    }
+
+    #[test]
+    fn zip_compression_is_stored_or_deflate_for_zip_stores_only() {
+        let deflate = StoreOptions::from_json(r#"{"zip_compression": "deflate"}"#).unwrap();
+        assert_eq!(deflate.zip_compression, ZipCompression::Deflate);
+        assert!(deflate.check_backend(Backend::Zip, "a.zip").is_ok());
+        assert!(deflate.check_backend(Backend::Directory, "d").is_err());
+        assert_eq!(
+            StoreOptions::default().zip_compression,
+            ZipCompression::Stored
+        );
+        for bad in [
+            r#"{"zip_compression": "lzma"}"#,
+            r#"{"zip_compression": 8}"#,
+        ] {
+            match StoreOptions::from_json(bad) {
+                Err(Error::InvalidArgument(m)) => assert!(m.contains("zip_compression"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
     }
 }
