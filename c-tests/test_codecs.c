@@ -1,11 +1,12 @@
 /* test_codecs.c - every compressor of the contract (zlib, gzip, zstd, blosc with each
- * cname and shuffle, lz4, bz2, lzma): round trips, compressor_json, reopen from disk, and
- * the stored chunk bytes in the codec's real format (magic numbers, blosc header fields). */
+ * cname and shuffle, snappy where built, lz4, bz2, lzma .xz and raw): round trips,
+ * compressor_json, reopen from disk, and the stored chunk bytes in the codec's real format
+ * (magic numbers, blosc header fields); compressors in the filter list. */
 #include "testutil.h"
 
 enum { ROWS = 70, COLS = 50, CHUNK = 32 }; /* 3x2 chunks, the edge ones partial */
 
-enum magic { M_NONE, M_ZLIB, M_GZIP, M_ZSTD, M_BZ2, M_XZ, M_LZ4, M_BLOSC };
+enum magic { M_NONE, M_ZLIB, M_GZIP, M_ZSTD, M_BZ2, M_XZ, M_LZMA_RAW, M_LZ4, M_BLOSC };
 
 struct codec_case {
     const char *json, *dtype;
@@ -28,6 +29,9 @@ static const struct codec_case CASES[] = {
     {"{\"id\":\"bz2\",\"level\":1}", "<i4", M_BZ2, {"\"id\":\"bz2\"", "\"level\":1"}, 0, 0},
     {"{\"id\":\"lzma\",\"format\":1,\"check\":-1,\"preset\":null,\"filters\":null}", "<i4", M_XZ,
      {"\"id\":\"lzma\"", "\"format\":1"}, 0, 0},
+    /* A raw LZMA stream: no header, its filter chain (delta, LZMA2) is in the metadata only. */
+    {"{\"id\":\"lzma\",\"format\":3,\"check\":-1,\"preset\":null,\"filters\":[{\"id\":3,\"dist\":4},"
+     "{\"id\":33,\"preset\":1,\"lc\":0,\"lp\":2}]}", "<i4", M_LZMA_RAW, {"\"format\":3", "\"dist\":4"}, 0, 0},
     {BLOSC("lz4", 1), "<i4", M_BLOSC, {"\"cname\":\"lz4\"", "\"shuffle\":1", "\"clevel\":5"}, 1, 1},
     {BLOSC("lz4", 0), "<i4", M_BLOSC, {"\"cname\":\"lz4\"", "\"shuffle\":0"}, 1, 0},
     {BLOSC("lz4", 2), "<f8", M_BLOSC, {"\"cname\":\"lz4\"", "\"shuffle\":2"}, 1, 2},
@@ -58,6 +62,7 @@ static void check_chunk_file(const struct codec_case *c, const char *path, size_
     case M_ZSTD: CHECK(memcmp(b, "\x28\xb5\x2f\xfd", 4) == 0); break;
     case M_BZ2: CHECK(memcmp(b, "BZh", 3) == 0); break;
     case M_XZ: CHECK(memcmp(b, "\xfd" "7zXZ", 6) == 0); break;
+    case M_LZMA_RAW: CHECK(memcmp(b, "\xfd" "7zXZ", 6) != 0 && b[0] != 0x5d); break; /* neither .xz nor .lzma */
     case M_LZ4: CHECK_U64_EQ(le32(b), raw_len); break; /* numcodecs: LE uncompressed size first */
     case M_BLOSC:
         if (!CHECK(len >= 16)) break;
@@ -154,6 +159,73 @@ static void test_codecs(void) {
     CHECK_CTX_CLEAR();
 }
 
+/* Blosc's snappy: a round trip with the compressor code 2 in the frames where this build has it
+ * (the default), ZARR_ERR_UNSUPPORTED saying so where it does not. */
+static void test_blosc_snappy(void) {
+    static const struct codec_case snappy = {BLOSC("snappy", 1), "<i4", M_BLOSC, {"\"cname\":\"snappy\""}, 2, 1};
+    bool has = false;
+    if (!CHECK_OK(zarr_has_feature("blosc_compressor:snappy", &has))) return;
+    if (has) {
+        char *dir = tmpdir_make();
+        CHECK_CTX("blosc snappy");
+        run_codec(&snappy, dir);
+        CHECK_CTX_CLEAR();
+        tmpdir_remove(dir);
+    } else {
+        zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+        zarr_array *a = NULL;
+        CHECK_STATUS(zarr_array_create(s, "x", strf("{\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\","
+                                       "\"compressor\":%s}", snappy.json), &a), ZARR_ERR_UNSUPPORTED);
+        CHECK_CONTAINS(zarr_last_error(), "snappy");
+        CHECK_OK(zarr_store_close(s));
+    }
+}
+
+/* Compressors in the filter list (the spec's filters are any codec configurations): they run
+ * where they are listed, before the compressor, and are written back with their defaults. */
+static void test_compressor_filters(void) {
+    char *dir = tmpdir_make();
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_array *a = NULL;
+    char *filters = NULL;
+    int32_t data[ROWS * COLS], got[ROWS * COLS];
+    uint64_t start[2] = {0, 0}, count[2] = {ROWS, COLS};
+    size_t len = 0;
+    unsigned char *chunk = NULL;
+    for (int i = 0; i < ROWS * COLS; i++) data[i] = (i / 7) * 3 - 100;
+    if (!s) goto out;
+    a = create_array(s, "f", strf("{\"shape\":[%d,%d],\"chunks\":[%d,%d],\"dtype\":\"<i4\",\"compressor\":%s,"
+                                  "\"filters\":[{\"id\":\"delta\",\"dtype\":\"<i4\"},{\"id\":\"zlib\"},{\"id\":\"crc32\"}]}",
+                                  ROWS, COLS, CHUNK, CHUNK, BLOSC("lz4", 1)));
+    if (!a) goto out;
+    if (CHECK_OK(zarr_array_filters_json(a, &filters))) {
+        CHECK_JSON_HAS(filters, "{\"id\":\"zlib\",\"level\":1}"); /* zlib's default, filled in */
+        CHECK_JSON_HAS(filters, "\"crc32\"");
+    }
+    CHECK_OK(zarr_array_write(a, 2, start, count, data, sizeof data));
+    if (CHECK_OK(zarr_array_read(a, 2, start, count, got, sizeof got))) CHECK(memcmp(got, data, sizeof data) == 0);
+    CHECK_OK(zarr_array_close(a));
+    /* The stored chunk is a blosc frame of bytes (typesize 1: zlib and crc32 hand on bytes). */
+    chunk = file_read(strf("%s/f/0.0", dir), &len);
+    if (CHECK(chunk != NULL && len >= 16)) {
+        CHECK_U64_EQ(chunk[0], 2);
+        CHECK_U64_EQ(chunk[3], 1);
+    }
+    a = open_array(s, "f");
+    if (a && CHECK_OK(zarr_array_read(a, 2, start, count, got, sizeof got))) CHECK(memcmp(got, data, sizeof data) == 0);
+    CHECK_OK(zarr_array_close(a));
+    /* A compressor filter with a bad setting names its place in the list. */
+    a = NULL;
+    CHECK_STATUS(zarr_array_create(s, "bad", "{\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\","
+                                   "\"filters\":[{\"id\":\"zlib\",\"level\":12}]}", &a), ZARR_ERR_INVALID_METADATA);
+    CHECK_CONTAINS(zarr_last_error(), "filters[0]");
+out:
+    free(chunk);
+    zarr_string_free(filters);
+    CHECK_OK(zarr_store_close(s));
+    tmpdir_remove(dir);
+}
+
 /* Bad compressor configurations are refused at create time, and nothing is created. */
 static void test_bad_configs(void) {
     static const struct { const char *json; zarr_status want1, want2; } bad[] = {
@@ -165,6 +237,10 @@ static void test_bad_configs(void) {
         {BLOSC("no-such-cname", 1), ZARR_ERR_INVALID_METADATA, ZARR_ERR_UNSUPPORTED},
         {BLOSC("lz4", 7), ZARR_ERR_INVALID_METADATA, ZARR_ERR_UNSUPPORTED},
         {"{\"id\":\"zlib\",\"level\":\"high\"}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        /* A raw LZMA stream cannot be decoded without its filter chain. */
+        {"{\"id\":\"lzma\",\"format\":3}", ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"{\"id\":\"lzma\",\"format\":3,\"filters\":[{\"id\":3,\"dist\":300}]}", ZARR_ERR_INVALID_METADATA,
+         ZARR_ERR_INVALID_METADATA},
     };
     zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
@@ -187,6 +263,8 @@ static void test_bad_configs(void) {
 
 int main(void) {
     test_codecs();
+    test_blosc_snappy();
+    test_compressor_filters();
     test_bad_configs();
     return check_summary("test_codecs");
 }

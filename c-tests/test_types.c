@@ -225,7 +225,6 @@ static const struct type_case TYPES[] = {
     {"\"<M8[ns]\"", ZARR_DTYPE_DATETIME, 8},
     {"\">M8[D]\"", ZARR_DTYPE_DATETIME, 8},
     {"\"<M8[10s]\"", ZARR_DTYPE_DATETIME, 8},
-    {"\"<M8\"", ZARR_DTYPE_DATETIME, 8},
     {"\">m8[10s]\"", ZARR_DTYPE_TIMEDELTA, 8},
     {"\"<m8[us]\"", ZARR_DTYPE_TIMEDELTA, 8},
     {"\"<m8[1000ns]\"", ZARR_DTYPE_TIMEDELTA, 8},
@@ -509,7 +508,7 @@ static void test_time_units(void) {
         {"<M8[ns]", "ns", 1}, {">m8[10s]", "s", 10}, {"<M8[D]", "D", 1},     {"<M8[25us]", "us", 25},
         {"<m8[3h]", "h", 3},  {">M8[Y]", "Y", 1},    {"<M8[M]", "M", 1},     {"<m8[m]", "m", 1},
         {"<M8[2W]", "W", 2},  {"<m8[ms]", "ms", 1},  {"<m8[ps]", "ps", 1},   {">m8[fs]", "fs", 1},
-        {"<M8[as]", "as", 1}, {"<M8", "", 1},        {"<m8[1000ns]", "ns", 1000},
+        {"<M8[as]", "as", 1}, {"<m8[1000ns]", "ns", 1000},
         {"<M8[15m]", "m", 15}, {">m8[6M]", "M", 6},
     };
     static const char *const other[] = {"\"<i8\"", "\"|S3\"", "\"<U2\"", "\"|V8\"", "\"<f8\"", REC_JSON};
@@ -1203,6 +1202,11 @@ static void test_bad_types(void) {
         {"\"<M8[0s]\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"\"<m8[s\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"\"<M8[]\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        /* Datetimes and timedeltas without a unit: the v2 spec says the unit MUST be given
+         * (NumPy's generic unit; zarr-python writes them, libzarr reads them: test_unitless_times). */
+        {"\"<M8\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"\">m8\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
+        {"[[\"a\",\"<i4\"],[\"t\",\"<M8\",[2]]]", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         {"\"<Ux\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_INVALID_METADATA},
         /* A zero-length string type: malformed, or valid NumPy but unsupported. */
         {"\"|S0\"", NULL, ZARR_ERR_INVALID_METADATA, ZARR_ERR_UNSUPPORTED},
@@ -1278,6 +1282,36 @@ out:
     tmpdir_remove(dir);
 }
 
+/* Stored arrays of datetimes without a unit (as zarr-python writes them) are read: unit "",
+ * multiple 1; only creating one is refused (test_bad_types), with a message naming the type. */
+static void test_unitless_times(void) {
+    static const char zarray[] = "{\"chunks\":[2],\"compressor\":null,\"dtype\":\"<M8\","
+                                 "\"fill_value\":null,\"filters\":null,\"order\":\"C\",\"shape\":[2],"
+                                 "\"zarr_format\":2}";
+    const int64_t nat[2] = {INT64_MIN, INT64_MIN};
+    int64_t got[2] = {0, 0};
+    const uint64_t start[1] = {0}, count[1] = {2};
+    zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+    zarr_array *a = NULL;
+    const char *unit = NULL;
+    uint64_t multiple = 0;
+    if (!s) return;
+    CHECK_STATUS(zarr_array_create(s, "t", "{\"shape\":[2],\"chunks\":[2],\"dtype\":\"<m8\"}", &a),
+                 ZARR_ERR_INVALID_METADATA);
+    CHECK(strstr(zarr_last_error(), "<m8") != NULL && strstr(zarr_last_error(), "unit") != NULL);
+    CHECK_OK(zarr_store_set(s, "g/.zarray", zarray, sizeof zarray - 1));
+    CHECK_OK(zarr_store_set(s, "g/0", nat, sizeof nat));
+    if (CHECK_OK(zarr_array_open(s, "g", &a))) {
+        if (CHECK_OK(zarr_array_time_unit(a, &unit, &multiple))) {
+            CHECK_STR_EQ(unit, "");
+            CHECK_U64_EQ(multiple, 1);
+        }
+        if (CHECK_OK(zarr_array_read(a, 1, start, count, got, sizeof got))) CHECK(got[0] == INT64_MIN && got[1] == INT64_MIN);
+        CHECK_OK(zarr_array_close(a));
+    }
+    CHECK_OK(zarr_store_close(s));
+}
+
 int main(void) {
     test_type_getters();
     test_bytes();
@@ -1292,5 +1326,6 @@ int main(void) {
     test_field_errors();
     test_utf_conversion();
     test_bad_types();
+    test_unitless_times();
     return check_summary("test_types");
 }

@@ -360,7 +360,8 @@ typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_da
 #define ZARR_ERR_IO -11
 
 /**
- * A logical path is invalid (a `.` or `..` segment, a NUL character).
+ * A logical path is invalid (a `.` or `..` segment, a NUL character, a metadata name; for a
+ * new Zarr v3 node, a name of periods only or one starting with `__`).
  */
 #define ZARR_ERR_INVALID_PATH -12
 
@@ -1013,7 +1014,9 @@ zarr_status zarr_group_create(zarr_store *store, const char *path, zarr_group **
  * Creates a group at `path` in Zarr format `zarr_format` (2: `.zgroup`, 3: `zarr.json`), with
  * any missing ancestor groups in the same format. A group of that format already there is
  * opened; an array, or a group of the other format, is `ZARR_ERR_ALREADY_EXISTS`; a format
- * other than 2 or 3 is `ZARR_ERR_INVALID_ARGUMENT`.
+ * other than 2 or 3 is `ZARR_ERR_INVALID_ARGUMENT`. Names may be any Unicode in either
+ * format, but a v3 group's path may hold no name made only of periods or starting with `__`
+ * (the v3 spec's node names: `ZARR_ERR_INVALID_PATH`).
  *
  * # Safety
  * `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
@@ -1167,8 +1170,14 @@ zarr_status zarr_group_tree_json(const zarr_group *group, char **out_json);
  * `fill_value` 0 (as both), `order` "C", `filters` null, `dimension_separator` ".". A key the format does not have (a
  * misspelling such as `"fill_vaule"`) is `ZARR_ERR_INVALID_METADATA` naming it (in v3,
  * `ZARR_ERR_UNSUPPORTED`, unless it is an object marked `"must_understand": false`), so that
- * no setting is silently left at its default. Missing ancestor groups are created in the
- * array's format. An existing array or group of either format at `path` is
+ * no setting is silently left at its default. A v2 `datetime64`/`timedelta64` type without
+ * a unit (`"<M8"`, `"<m8"`, also as a field) is `ZARR_ERR_INVALID_METADATA` naming it, as the
+ * v2 spec says the unit MUST be given (stored arrays of one, which zarr-python 3 writes, are
+ * read). A filter list may name compressors too (`[{"id": "zlib", "level": 1}]`): they run
+ * where they are listed. Names in `path` may be any Unicode (the v2 spec says ASCII; zarr-python
+ * accepts more); for a v3 array no name of `path` may be made only of periods or start with
+ * `__` (the v3 spec's rules for node names: `ZARR_ERR_INVALID_PATH`). Missing ancestor groups
+ * are created in the array's format. An existing array or group of either format at `path` is
  * `ZARR_ERR_ALREADY_EXISTS` naming the key found. On success `*out_array` receives a handle
  * for `zarr_array_close`.
  *
@@ -1707,7 +1716,7 @@ zarr_status zarr_array_dtype_string(const zarr_array *array, char **out_typestr)
 /**
  * The unit of a datetime64 or timedelta64 array: the NumPy unit name (`"Y"`, `"M"`, `"W"`,
  * `"D"`, `"h"`, `"m"`, `"s"`, `"ms"`, `"us"`, `"ns"`, `"ps"`, `"fs"`, `"as"`, or `""` for
- * NumPy's generic unit) and its multiple (`[10s]` gives `"s"` and 10). The name is static.
+ * NumPy's generic unit, which only stored arrays have: creating one is refused) and its multiple (`[10s]` gives `"s"` and 10). The name is static.
  * Other kinds of array are `ZARR_ERR_INVALID_ARGUMENT`.
  *
  * # Safety

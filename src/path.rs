@@ -1,4 +1,13 @@
 //! Logical paths and store keys, normalised as the Zarr v2 specification requires.
+//!
+//! Names may hold any Unicode character but NUL and `/` (`\` is read as `/`), in both
+//! formats. The v2 spec says a logical path is an ASCII string, but zarr-python 2 and 3 accept
+//! non-ASCII names and so does libzarr (keys are their UTF-8 bytes, as zarr-python stores
+//! them). The v3 spec's node names may be any Unicode string except the empty string, names
+//! made only of periods (`.`, `..`, `...`) and names starting with `__` (reserved for the
+//! spec): libzarr refuses those when creating a v3 node ([`check_v3_node_names`]) and reads
+//! them where others wrote them. In every format `.` and `..` segments are errors, as the v2
+//! spec requires, and so are the metadata names ([`normalize`]).
 
 use crate::error::{Error, Result};
 
@@ -52,6 +61,26 @@ pub fn normalize(path: &str) -> Result<String> {
         )));
     }
     Ok(segments.join("/"))
+}
+
+/// Checks the names of a normalised path at which a Zarr v3 node is created against the v3
+/// spec's rules for node names: none may be made only of periods (`"..."`; `.` and `..` are
+/// refused by [`normalize`] already) or start with `__`, the prefix the spec reserves. Any
+/// other Unicode name is accepted. [`Error::InvalidPath`] names the path and the segment.
+pub fn check_v3_node_names(path: &str) -> Result<()> {
+    for name in path.split('/').filter(|s| !s.is_empty()) {
+        let why = if name.chars().all(|c| c == '.') {
+            "is made only of periods"
+        } else if name.starts_with("__") {
+            "starts with \"__\", a prefix the Zarr v3 spec reserves"
+        } else {
+            continue;
+        };
+        return Err(Error::InvalidPath(format!(
+            "{path:?}: the node name {name:?} {why}, which Zarr v3 forbids"
+        )));
+    }
+    Ok(())
 }
 
 /// The key of `name` below the normalised logical path `path` (`"a/b"` + `".zarray"` is
@@ -117,6 +146,32 @@ pub fn validate_prefix(prefix: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn v3_node_names() {
+        for ok in [
+            "",
+            "a",
+            "a/b",
+            "données/températures",
+            "温度",
+            "a.b",
+            ".hidden",
+            "_a",
+            "a__",
+        ] {
+            assert!(check_v3_node_names(ok).is_ok(), "{ok}");
+            assert!(normalize(ok).is_ok(), "{ok}");
+        }
+        for bad in ["...", "a/....", "__a", "a/__b/c", "__"] {
+            match check_v3_node_names(bad) {
+                Err(Error::InvalidPath(m)) => assert!(m.contains("v3"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+            // v2 has no such rule (zarr-python 2 accepts them).
+            assert!(normalize(bad).is_ok(), "{bad}");
+        }
+    }
 
     #[test]
     fn normalizes_as_the_spec_says() {

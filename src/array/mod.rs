@@ -97,6 +97,7 @@ impl Array {
         })?;
         let n5 = store.kind() == StoreKind::N5;
         let (key, document) = if doc.get("zarr_format") == Some(&Value::from(3)) {
+            path::check_v3_node_names(&path)?;
             if n5 {
                 return Err(Error::Unsupported(format!(
                     "a Zarr v3 array in the N5 container {:?}",

@@ -13,7 +13,23 @@ use blosc_src::{
 use serde_json::{json, Map, Value};
 use std::ffi::CStr;
 
-/// The compressors built into blosc-src, by their numcodecs `cname`.
+/// The compressors built into blosc-src, by their numcodecs `cname`: `snappy` with the
+/// `blosc-snappy` feature (on by default). numcodecs' own c-blosc is built without snappy
+/// (`numcodecs.blosc.list_compressors()` does not list it), so zarr-python cannot read blosc
+/// chunks compressed with it; c-blosc builds that have it (Debian's libblosc1, older numcodecs)
+/// write them.
+#[cfg(feature = "blosc-snappy")]
+pub(crate) const COMPRESSORS: [(&str, &CStr); 6] = [
+    ("blosclz", c"blosclz"),
+    ("lz4", c"lz4"),
+    ("lz4hc", c"lz4hc"),
+    ("snappy", c"snappy"),
+    ("zlib", c"zlib"),
+    ("zstd", c"zstd"),
+];
+/// The compressors built into blosc-src, by their numcodecs `cname` (built without the
+/// `blosc-snappy` feature, so without `snappy`).
+#[cfg(not(feature = "blosc-snappy"))]
 pub(crate) const COMPRESSORS: [(&str, &CStr); 5] = [
     ("blosclz", c"blosclz"),
     ("lz4", c"lz4"),
@@ -50,10 +66,13 @@ impl Blosc {
             Some(&found) => found,
             None if name == "snappy" => {
                 return Err(Error::Unsupported(
-                    "blosc compressor: cname \"snappy\" is not built into this library".into(),
+                    "blosc compressor: cname \"snappy\" is not built into this library (built without the blosc-snappy feature)".into(),
                 ))
             }
-            None => return Err(cfg.invalid("cname", "one of blosclz, lz4, lz4hc, zlib, zstd")),
+            None => {
+                let names: Vec<&str> = COMPRESSORS.iter().map(|(n, _)| *n).collect();
+                return Err(cfg.invalid("cname", format_args!("one of {}", names.join(", "))));
+            }
         };
         let typesize = cfg.opt_int("typesize", 1..=i32::MAX.into())?;
         Ok(Blosc {
@@ -134,6 +153,12 @@ impl Codec for Blosc {
     /// into `out`. Bytes after the frame are ignored.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
         let (mut nbytes, cbytes) = header_sizes(input)?;
+        // The compressor code in the flags' top three bits: 2 is snappy.
+        if !cfg!(feature = "blosc-snappy") && input[2] >> 5 == 2 {
+            return Err(Error::Unsupported(
+                "blosc: the chunk is compressed with snappy, which this library is built without (the blosc-snappy feature)".into(),
+            ));
+        }
         if nbytes != out.len() {
             return Err(corrupt(format!(
                 "header says the data decodes to {nbytes} bytes, expected {}",
@@ -366,6 +391,40 @@ mod tests {
         assert_corrupt(&c, &[0xff; 64], 200);
     }
 
+    /// `blosc_compress_ctx(5, BLOSC_SHUFFLE, 4, ..., "snappy", 0, 1)` of
+    /// `bytes(range(50)) * 40` by Debian's libblosc1 1.21.3 (built with snappy 1.1.9).
+    const DEBIAN_BLOSC_SNAPPY: &str = "\
+        02014104d0070000d0070000f40000001400000034000000f403600004080c1014181c2024282c3002060a0e\
+        12161a1e22262a2efe1900fe1900fe1900fe1900fe1900fe1900fe19006a190034000000f403600105090d11\
+        15191d2125292d3103070b0f13171b1f23272b2ffe1900fe1900fe1900fe1900fe1900fe1900fe19006a1900\
+        34000000f4036002060a0e12161a1e22262a2e0004080c1014181c2024282c30fe1900fe1900fe1900fe1900\
+        fe1900fe1900fe19006a190034000000f4036003070b0f13171b1f23272b2f0105090d1115191d2125292d31\
+        fe1900fe1900fe1900fe1900fe1900fe1900fe19006a1900";
+
+    #[test]
+    fn snappy_frames_from_other_c_blosc_builds() {
+        let data: Vec<u8> = sample().repeat(10);
+        let enc = unhex(DEBIAN_BLOSC_SNAPPY);
+        let c = codec(json!({"cname": "lz4"}), 4).unwrap();
+        if cfg!(feature = "blosc-snappy") {
+            assert_eq!(decode(&c, &enc, data.len()).unwrap(), data);
+            let snappy = codec(json!({"cname": "snappy", "shuffle": 1}), 4).unwrap();
+            assert_eq!(snappy.config()["cname"], "snappy");
+            let mine = snappy.encode(&data).unwrap();
+            assert_eq!(mine[2] >> 5, 2, "the frame names snappy");
+            assert_eq!(decode(&snappy, &mine, data.len()).unwrap(), data);
+            assert_round_trips(&snappy);
+            assert_truncations_refused(&c, &enc, data.len());
+            assert_survives_corruption(&c, &enc, data.len());
+        } else {
+            let err = decode(&c, &enc, data.len()).unwrap_err();
+            assert!(
+                matches!(err, Error::Unsupported(ref m) if m.contains("snappy")),
+                "{err}"
+            );
+        }
+    }
+
     #[test]
     fn rejects_bad_config() {
         for (key, bad) in [
@@ -385,7 +444,11 @@ mod tests {
                 "{err}"
             );
         }
-        let err = codec(json!({"id": "blosc", "cname": "snappy"}), 4).unwrap_err();
-        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+        let snappy = codec(json!({"id": "blosc", "cname": "snappy"}), 4);
+        if cfg!(feature = "blosc-snappy") {
+            assert!(snappy.is_ok());
+        } else {
+            assert!(matches!(snappy, Err(Error::Unsupported(_))), "{snappy:?}");
+        }
     }
 }

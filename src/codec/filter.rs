@@ -41,7 +41,16 @@ pub fn filter_from_config(config: &Value, array_dtype: &DataType) -> Result<Box<
     build(config, &ElemType::of_array(array_dtype)).map(|(filter, _)| filter)
 }
 
-/// The numcodecs ids of the filters [`build`] builds.
+/// Whether a filter configuration names a compressor (any of
+/// [`COMPRESSOR_IDS`](super::COMPRESSOR_IDS)), which the pipeline runs as a compressor step
+/// among the filters.
+pub(crate) fn is_compressor(config: &Value) -> bool {
+    let id = config.get("id").and_then(Value::as_str);
+    id.is_some_and(|id| super::COMPRESSOR_IDS.contains(&id))
+}
+
+/// The numcodecs ids of the filters [`build`] builds (besides these, a filter list may name
+/// any of the compressors, [`COMPRESSOR_IDS`](super::COMPRESSOR_IDS)).
 pub const FILTER_IDS: [&str; 13] = [
     "delta",
     "fixedscaleoffset",

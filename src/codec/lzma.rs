@@ -1,13 +1,14 @@
-//! numcodecs `LZMA`: an .xz (format 1) or legacy .lzma (format 2) stream, as Python's
-//! `lzma.compress` writes it. Raw streams (format 3) need liblzma's raw coder, which the xz2
-//! crate does not expose, so they are unsupported.
+//! numcodecs `LZMA`: an .xz (format 1), legacy .lzma (format 2) or raw (format 3) stream, as
+//! Python's `lzma.compress` writes it. A raw stream has no header: its filter chain (delta,
+//! the branch filters, LZMA1 or LZMA2 with their options) comes from the configuration's
+//! `filters`, for decoding as for encoding.
 
 use super::config::Config;
 use super::stream::{decode_growing, decode_stream, finish, Sink, StreamDecoder};
 use super::Codec;
 use crate::error::{Error, Result};
+use liblzma::stream::{Action, Check, Filters, LzmaOptions, MatchFinder, Mode, Status, Stream};
 use serde_json::{json, Map, Value};
-use xz2::stream::{Action, Check, Filters, LzmaOptions, MatchFinder, Mode, Status, Stream};
 
 /// Python's `lzma.FORMAT_AUTO`, `FORMAT_XZ`, `FORMAT_ALONE` and `FORMAT_RAW`.
 const FORMAT_AUTO: i64 = 0;
@@ -44,17 +45,13 @@ pub struct Lzma {
 
 impl Lzma {
     /// Reads `format` (0 = auto-detect, decode only; 1 = xz, the default; 2 = lzma-alone;
-    /// 3 = raw, unsupported), `check` (-1 = the format's default, 0, 1, 4 or 10), `preset`
-    /// (null = 6, or 0..=9 optionally with `PRESET_EXTREME`) and `filters` (null or a list of
-    /// filter objects, checked when encoding). Other keys are ignored.
+    /// 3 = raw), `check` (-1 = the format's default, 0, 1, 4 or 10), `preset` (null = 6, or
+    /// 0..=9 optionally with `PRESET_EXTREME`) and `filters` (null or a list of filter
+    /// objects, checked when encoding, and for raw streams here, since decoding needs them).
+    /// Other keys are ignored.
     pub fn from_config(obj: &Map<String, Value>) -> Result<Self> {
         let cfg = Config::new(obj, "lzma");
         let format = cfg.int("format", FORMAT_XZ, FORMAT_AUTO..=FORMAT_RAW)?;
-        if format == FORMAT_RAW {
-            return Err(Error::Unsupported(
-                "lzma compressor: raw streams (format 3) are not supported".into(),
-            ));
-        }
         let check = cfg.int("check", -1, -1..=10)?;
         if check_kind(check).is_none() {
             return Err(cfg.invalid("check", "one of -1, 0, 1, 4, 10"));
@@ -75,6 +72,15 @@ impl Lzma {
                 ))
             }
         };
+        if format == FORMAT_RAW {
+            // A raw stream is decoded with the chain it was encoded with: check it now.
+            let Some(list) = filters.as_deref() else {
+                return Err(cfg.error(
+                    "format 3 (raw) needs \"filters\": a raw stream does not name its filter chain",
+                ));
+            };
+            filter_chain(list, None)?;
+        }
         Ok(Lzma {
             format,
             check,
@@ -95,14 +101,21 @@ impl Lzma {
         let stream = match (self.format, self.filters.as_deref()) {
             (FORMAT_XZ, None) => Stream::new_easy_encoder(preset, check),
             (FORMAT_XZ, Some(filters)) => {
-                Stream::new_stream_encoder(&filter_chain(filters)?, check)
+                Stream::new_stream_encoder(&filter_chain(filters, None)?, check)
             }
+            (FORMAT_RAW, _) if self.check != -1 => {
+                return Err(invalid("integrity checks need format 1 (xz)"))
+            }
+            (FORMAT_RAW, _) if self.preset.is_some() => {
+                return Err(invalid("format 3 (raw) takes \"filters\", not \"preset\""))
+            }
+            (FORMAT_RAW, Some(filters)) => Stream::new_raw_encoder(&filter_chain(filters, None)?),
             (FORMAT_ALONE, _) if self.check > 0 => {
                 return Err(invalid("integrity checks need format 1 (xz)"))
             }
             (FORMAT_ALONE, None) => Stream::new_lzma_encoder(&preset_options(preset)?),
             (FORMAT_ALONE, Some([f])) if filter_id(f) == Some(FILTER_LZMA1) => {
-                Stream::new_lzma_encoder(&lzma_options(f)?)
+                Stream::new_lzma_encoder(&lzma_options(f, None)?)
             }
             (FORMAT_ALONE, Some(_)) => return Err(invalid("format 2 needs one LZMA1 filter")),
             _ => return Err(invalid("format 0 (auto-detect) can only decode")),
@@ -142,21 +155,55 @@ impl Codec for Lzma {
         }
     }
 
-    /// Decodes .xz (possibly several concatenated streams) or .lzma, whatever `format` says.
+    /// Decodes .xz (possibly several concatenated streams) or .lzma, whatever `format` says,
+    /// or with format 3 raw streams with the configuration's filter chain.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        unxz(input, &mut Sink::Exact(out)).map(drop)
+        self.decode_sink(input, &mut Sink::Exact(out)).map(drop)
     }
 
     fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
-        decode_growing(max_len, |sink| unxz(input, sink))
+        decode_growing(max_len, |sink| self.decode_sink(input, sink))
     }
+}
+
+impl Lzma {
+    fn decode_sink(&self, input: &[u8], out: &mut Sink) -> Result<usize> {
+        match (self.format, self.filters.as_deref()) {
+            (FORMAT_RAW, Some(filters)) => unraw(input, filters, out),
+            _ => unxz(input, out),
+        }
+    }
+}
+
+/// Decodes raw streams of the filter chain `filters` into `out`, returning the decoded
+/// length. Streams may follow each other, as Python's `lzma.decompress` decodes them.
+///
+/// A raw stream states no dictionary size, so the decoder takes the chain's, capped at what
+/// `out` can hold (at least liblzma's 4 KiB minimum): a match never reaches further back than
+/// the bytes decoded so far, so the cap decodes every stream that fits, and a configuration
+/// asking for a 4 GiB dictionary allocates no more than the chunk.
+fn unraw(input: &[u8], filters: &[Value], out: &mut Sink) -> Result<usize> {
+    let dict_cap = u32::try_from(out.limit()).unwrap_or(u32::MAX).max(4096);
+    let (mut used, mut end) = (0, 0);
+    loop {
+        let chain = filter_chain(filters, Some(dict_cap))?;
+        let mut dec = Stream::new_raw_decoder(&chain)
+            .map_err(|e| Error::Internal(format!("lzma: cannot create a raw decoder: {e}")))?;
+        let (n, stream_end) = decode_stream("lzma", &mut dec, &input[used..], out, end)?;
+        used += n;
+        end = stream_end;
+        if used >= input.len() || n == 0 {
+            break;
+        }
+    }
+    finish("lzma", out, end)
 }
 
 /// Decodes .xz (possibly several concatenated streams) or .lzma into `out`, returning the
 /// decoded length.
 fn unxz(input: &[u8], out: &mut Sink) -> Result<usize> {
     let memlimit = (out.limit() as u64).max(DICT_ALLOWANCE) + DECODER_OVERHEAD;
-    let mut dec = Stream::new_auto_decoder(memlimit, xz2::stream::CONCATENATED)
+    let mut dec = Stream::new_auto_decoder(memlimit, liblzma::stream::CONCATENATED)
         .map_err(|e| Error::Internal(format!("lzma: cannot create a decoder: {e}")))?;
     let (_, end) = decode_stream("lzma", &mut dec, input, out, 0)?;
     finish("lzma", out, end)
@@ -166,7 +213,7 @@ impl StreamDecoder for Stream {
     fn step(&mut self, input: &[u8], output: &mut [u8]) -> Result<bool> {
         match self.process(input, output, Action::Finish) {
             Ok(status) => Ok(matches!(status, Status::StreamEnd)),
-            Err(e @ (xz2::stream::Error::MemLimit | xz2::stream::Error::Mem)) => Err(
+            Err(e @ (liblzma::stream::Error::MemLimit | liblzma::stream::Error::Mem)) => Err(
                 Error::TooLarge(format!("decoding needs more memory than allowed ({e})")),
             ),
             Err(e) => Err(Error::CorruptChunk(e.to_string())),
@@ -198,30 +245,55 @@ fn filter_id(filter: &Value) -> Option<u64> {
     filter.as_object()?.get("id")?.as_u64()
 }
 
-/// An .xz filter chain from numcodecs filter objects (LZMA1/LZMA2 with their options, and
-/// the branch filters without options).
-fn filter_chain(filters: &[Value]) -> Result<Filters> {
+/// A filter chain from numcodecs filter objects, as Python's `lzma` reads them: LZMA1 and
+/// LZMA2 with their options, delta (`dist`, 1..=256) and the branch filters (`start_offset`).
+/// `dict_cap` caps the LZMA dictionary (for raw decoding, see [`unraw`]). Unknown filter ids
+/// are [`Error::Unsupported`]; bad options [`Error::InvalidMetadata`] naming the key.
+fn filter_chain(filters: &[Value], dict_cap: Option<u32>) -> Result<Filters> {
     let mut chain = Filters::new();
     for f in filters {
-        let only_id = f.as_object().is_some_and(|o| o.len() == 1);
+        let obj = f.as_object().cloned().unwrap_or_default();
+        let cfg = Config::new(&obj, "lzma");
+        let only = |allowed: &str| match obj.keys().find(|k| *k != "id" && *k != allowed) {
+            Some(key) => {
+                Err(cfg.invalid(key, format_args!("absent (filter {f} takes \"{allowed}\")")))
+            }
+            None => Ok(()),
+        };
+        let props = |r: std::result::Result<&mut Filters, liblzma::stream::Error>| {
+            r.map(|_| ())
+                .map_err(|e| cfg.error(format_args!("liblzma refuses the filter {f}: {e}")))
+        };
         match filter_id(f).unwrap_or_default() {
-            FILTER_LZMA1 => chain.lzma1(&lzma_options(f)?),
-            FILTER_LZMA2 => chain.lzma2(&lzma_options(f)?),
-            4 if only_id => chain.x86(),
-            5 if only_id => chain.powerpc(),
-            6 if only_id => chain.ia64(),
-            7 if only_id => chain.arm(),
-            8 if only_id => chain.arm_thumb(),
-            9 if only_id => chain.sparc(),
-            id => {
-                let what = if id == FILTER_DELTA {
-                    "the delta filter"
-                } else {
-                    "filter"
-                };
+            FILTER_LZMA1 => {
+                chain.lzma1(&lzma_options(f, dict_cap)?);
+            }
+            FILTER_LZMA2 => {
+                chain.lzma2(&lzma_options(f, dict_cap)?);
+            }
+            FILTER_DELTA => {
+                only("dist")?;
+                let dist = cfg.int("dist", 1, 1..=256)?;
+                props(chain.delta_properties(&[(dist - 1) as u8]))?;
+            }
+            id @ 4..=9 => {
+                only("start_offset")?;
+                let offset = cfg.int("start_offset", 0, 0..=u32::MAX.into())? as u32;
+                let bytes = offset.to_le_bytes();
+                let p: &[u8] = if offset == 0 { &[] } else { &bytes };
+                props(match id {
+                    4 => chain.x86_properties(p),
+                    5 => chain.powerpc_properties(p),
+                    6 => chain.ia64_properties(p),
+                    7 => chain.arm_properties(p),
+                    8 => chain.arm_thumb_properties(p),
+                    _ => chain.sparc_properties(p),
+                })?;
+            }
+            _ => {
                 return Err(Error::Unsupported(format!(
-                    "lzma compressor: cannot encode with {what} {f}"
-                )));
+                    "lzma compressor: filter {f} (known: LZMA1, LZMA2, delta, the branch filters)"
+                )))
             }
         };
     }
@@ -229,8 +301,9 @@ fn filter_chain(filters: &[Value]) -> Result<Filters> {
 }
 
 /// LZMA1/LZMA2 options from a filter object: `preset` (default 6) refined by `dict_size`,
-/// `lc`, `lp`, `pb`, `mode`, `nice_len`, `mf` and `depth`, as Python's `lzma` reads them.
-fn lzma_options(filter: &Value) -> Result<LzmaOptions> {
+/// `lc`, `lp`, `pb`, `mode`, `nice_len`, `mf` and `depth`, as Python's `lzma` reads them,
+/// with the dictionary capped at `dict_cap` when given.
+fn lzma_options(filter: &Value, dict_cap: Option<u32>) -> Result<LzmaOptions> {
     let obj = filter.as_object().cloned().unwrap_or_default();
     let cfg = Config::new(&obj, "lzma");
     let preset = cfg.int("preset", PRESET_DEFAULT.into(), 0..=PRESET_EXTREME | 9)?;
@@ -261,7 +334,32 @@ fn lzma_options(filter: &Value) -> Result<LzmaOptions> {
             _ => return Err(cfg.invalid(key, "absent (it is not an LZMA filter option)")),
         };
     }
+    if let Some(cap) = dict_cap {
+        let dict = match obj.get("dict_size").and_then(Value::as_u64) {
+            Some(n) => n as u32,
+            None => preset_dict_size(preset as u32),
+        };
+        opts.dict_size(dict.min(cap));
+    }
     Ok(opts)
+}
+
+/// The dictionary size of a preset level (xz's table: 256 KiB, 1, 2, 4, 4, 8, 8, 16, 32 and
+/// 64 MiB for levels 0 to 9).
+fn preset_dict_size(preset: u32) -> u32 {
+    const MIB: u32 = 1 << 20;
+    [
+        MIB / 4,
+        MIB,
+        2 * MIB,
+        4 * MIB,
+        4 * MIB,
+        8 * MIB,
+        8 * MIB,
+        16 * MIB,
+        32 * MIB,
+        64 * MIB,
+    ][(preset & 0xf).min(9) as usize]
 }
 
 /// LZMA options for a preset level (0..=9, optionally | PRESET_EXTREME).
@@ -351,6 +449,81 @@ mod tests {
         assert_corrupt(&c, &two, 200);
     }
 
+    /// `numcodecs.LZMA(format=lzma.FORMAT_RAW, filters=...).encode(bytes(range(50)) * 4)`
+    /// (numcodecs 0.16.6), as (filters, hex).
+    const NUMCODECS_RAW: [(&str, &str); 3] = [
+        (
+            r#"[{"id": 3, "dist": 4}, {"id": 33, "preset": 1}]"#,
+            "e000c700125d00000052500aa07edb6da98b318d099567800000",
+        ),
+        (
+            r#"[{"id": 4611686018427387905, "preset": 6, "lc": 0, "lp": 2, "pb": 2, "dict_size": 65536}]"#,
+            "000000403f2f270b6f4038f267ac59c7532f73062eb70985d9c2cde4a5f9df1a28a50acfb8017c21732b28\
+             b05b737b63e422df0a6f5d882d06e949fffff99b6000",
+        ),
+        (
+            r#"[{"id": 4, "start_offset": 16}, {"id": 33, "preset": 2147483657, "mode": 1, "mf": 4, "nice_len": 32}]"#,
+            "e000c700365d00000052500a84f99bb28021a969d627e03e065a5f048d53d404ba39570509c15524de9db8\
+             71593160a19ff96f4973f2c947dfd0d6000000",
+        ),
+    ];
+
+    /// `numcodecs.LZMA(filters=[delta(dist=2), lzma2(preset=1)])`: delta in an .xz stream.
+    const NUMCODECS_XZ_DELTA: &str = "\
+        fd377a585a000004e6d6b446020103010121011029e21bbfe000c700105d000000527bf902cb51779ce88c20\
+        7e8000003d923621703c4efe00012cc801000000efd5e2d2b1c467fb020000000004595a";
+
+    fn raw_fixtures() -> impl Iterator<Item = (Lzma, Vec<u8>)> {
+        NUMCODECS_RAW.iter().map(|(filters, hex)| {
+            let filters: Value = serde_json::from_str(filters).unwrap();
+            let config = json!({"id": "lzma", "format": 3, "check": -1, "preset": null,
+                "filters": filters});
+            let c = codec(config.clone()).unwrap();
+            assert_eq!(c.config(), config);
+            (c, unhex(hex))
+        })
+    }
+
+    #[test]
+    fn raw_streams_encode_and_decode_like_numcodecs() {
+        for (c, enc) in raw_fixtures() {
+            assert_eq!(c.encode(&sample()).unwrap(), enc, "{c:?}");
+            assert_eq!(decode(&c, &enc, 200).unwrap(), sample(), "{c:?}");
+            assert_decodes_to_vec(&c, &enc, &sample());
+            assert_round_trips(&c);
+            // Streams that follow each other decode as Python's `lzma.decompress` does.
+            let two = [&enc[..], &enc[..]].concat();
+            assert_eq!(
+                decode(&c, &two, 400).unwrap(),
+                [sample(), sample()].concat()
+            );
+            assert_truncations_refused(&c, &enc, 200);
+            assert_survives_corruption(&c, &enc, 200);
+            assert_corrupt(&c, &enc, 199);
+            assert_corrupt(&c, &enc, 201);
+            assert_corrupt(&c, &[&enc[..], b"xyz"].concat(), 200);
+        }
+        let c = codec(json!({"filters": [{"id": 3, "dist": 2}, lzma2(json!({}))]})).unwrap();
+        let xz = unhex(NUMCODECS_XZ_DELTA);
+        assert_eq!(c.encode(&sample()).unwrap(), xz);
+        assert_eq!(decode(&c, &xz, 200).unwrap(), sample());
+    }
+
+    #[test]
+    fn raw_decoding_caps_the_dictionary_at_the_chunk() {
+        // A chain asking for a 1.5 GiB dictionary decodes a small chunk without allocating it.
+        let huge = json!({"format": 3, "filters": [lzma2(json!({"dict_size": 1536u32 << 20}))]});
+        let small = json!({"format": 3, "filters": [lzma2(json!({"dict_size": 4096}))]});
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let enc = codec(small).unwrap().encode(&data).unwrap();
+        let c = codec(huge).unwrap();
+        assert_eq!(decode(&c, &enc, data.len()).unwrap(), data);
+        assert_eq!(c.decode_to_vec(&enc, data.len()).unwrap(), data);
+        let bomb = c.encode(&vec![0u8; 4 << 20]).unwrap();
+        assert_corrupt(&c, &bomb, 1024);
+        assert_corrupt_vec(&c, &bomb, 1024);
+    }
+
     #[test]
     fn rejects_corrupt_data() {
         let c = codec(json!({"id": "lzma"})).unwrap();
@@ -410,8 +583,41 @@ mod tests {
                 "{err}"
             );
         }
-        let err = codec(json!({"format": 3, "filters": [{"id": 33}]})).unwrap_err();
-        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+        // A raw stream needs its filter chain, checked when the codec is built.
+        for (config, key) in [
+            (json!({"format": 3}), "filters"),
+            (
+                json!({"format": 3, "filters": [{"id": 3, "dist": 0}]}),
+                "dist",
+            ),
+            (
+                json!({"format": 3, "filters": [{"id": 3, "dist": 257}]}),
+                "dist",
+            ),
+            (
+                json!({"format": 3, "filters": [{"id": 3, "distance": 2}]}),
+                "distance",
+            ),
+            (
+                json!({"format": 3, "filters": [{"id": 4, "start_offset": -1}]}),
+                "start_offset",
+            ),
+            (
+                json!({"format": 3, "filters": [{"id": 33, "lc": "3"}]}),
+                "lc",
+            ),
+        ] {
+            let err = codec(config.clone()).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidMetadata(ref m) if m.contains(key)),
+                "{config}: {err}"
+            );
+        }
+        let err = codec(json!({"format": 3, "filters": [{"id": 10}]})).unwrap_err();
+        assert!(
+            matches!(err, Error::Unsupported(ref m) if m.contains("10")),
+            "{err}"
+        );
     }
 
     #[test]
@@ -429,10 +635,14 @@ mod tests {
                 false,
             ),
             (json!({"filters": [{"id": FILTER_LZMA1}]}), false),
-            (json!({"filters": [delta, lzma2(json!({}))]}), true),
+            (json!({"filters": [delta.clone(), {"id": 21}]}), true),
             (
-                json!({"filters": [{"id": 4, "start_offset": 16}, lzma2(json!({}))]}),
-                true,
+                json!({"format": 3, "check": 1, "filters": [delta, lzma2(json!({}))]}),
+                false,
+            ),
+            (
+                json!({"format": 3, "preset": 1, "filters": [lzma2(json!({}))]}),
+                false,
             ),
         ] {
             let c = codec(config.clone()).unwrap();
@@ -442,8 +652,10 @@ mod tests {
             } else {
                 assert!(matches!(err, Error::InvalidMetadata(_)), "{config}: {err}");
             }
-            // Decoding never depends on these settings.
-            assert_eq!(decode(&c, &unhex(NUMCODECS_XZ), 200).unwrap(), sample());
+            // Decoding .xz never depends on these settings (raw streams need their chain).
+            if c.format != FORMAT_RAW {
+                assert_eq!(decode(&c, &unhex(NUMCODECS_XZ), 200).unwrap(), sample());
+            }
         }
     }
 }

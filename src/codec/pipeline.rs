@@ -1,6 +1,11 @@
 //! The byte steps of one array's chunks: the v2 filters then compressor, or a v3 chain's
 //! element-wise array→array codecs and bytes→bytes codecs, in the order they encode.
 //!
+//! A v2 filter list may name compressors too (the spec's filters are any codec
+//! configurations, e.g. `[{"id": "zlib", "level": 1}]`): such a filter is a compressor step
+//! in the middle of the pipeline, seen by the steps after it as bytes, as numcodecs hands a
+//! compressor's output to the next codec.
+//!
 //! Writing runs `steps[0].encode`, `steps[1].encode`, ... on a chunk's bytes (in the array's
 //! type and order, exactly as the engine holds them); reading runs the same steps backwards.
 //! A lone compressor decodes straight into the caller's buffer; otherwise every intermediate
@@ -8,7 +13,7 @@
 //! or hostile chunk cannot make the library allocate much more than one chunk.
 
 use super::filter::{self, Filter};
-use super::filters::numeric::ElemType;
+use super::filters::numeric::{ElemType, NumType};
 use super::{compressor_from_config, Codec, CodecContext};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -44,6 +49,8 @@ impl Step {
 #[derive(Debug, Default)]
 pub struct CodecPipeline {
     steps: Vec<Step>,
+    /// The last step is the v2 `compressor` (the others are `filters`).
+    compressor: bool,
 }
 
 impl CodecPipeline {
@@ -60,23 +67,39 @@ impl CodecPipeline {
         let mut elem = ElemType::of_array(dtype);
         let mut steps = Vec::new();
         for (i, config) in filters.unwrap_or_default().iter().enumerate() {
-            let (f, next) =
-                filter::build(config, &elem).map_err(|e| e.context(format!("filters[{i}]")))?;
+            let context = |e: Error| e.context(format!("filters[{i}]"));
+            if filter::is_compressor(config) {
+                let ctx = CodecContext {
+                    item_size: elem.size(),
+                };
+                steps.push(Step::Codec(
+                    compressor_from_config(config, ctx).map_err(context)?,
+                ));
+                elem = ElemType::Num(NumType::U1);
+                continue;
+            }
+            let (f, next) = filter::build(config, &elem).map_err(context)?;
             steps.push(Step::Filter(f));
             elem = next;
         }
         let ctx = CodecContext {
             item_size: elem.size(),
         };
-        if let Some(c) = compressor.filter(|c| !c.is_null()) {
+        let compressor = compressor.filter(|c| !c.is_null());
+        if let Some(c) = compressor {
             steps.push(Step::Codec(compressor_from_config(c, ctx)?));
         }
-        Ok(CodecPipeline { steps })
+        Ok(CodecPipeline {
+            steps,
+            compressor: compressor.is_some(),
+        })
     }
 
-    /// A pipeline of the given steps, in encoding order.
+    /// A pipeline of the given steps, in encoding order (a last compressor step is what
+    /// [`CodecPipeline::compressor_config`] reports).
     pub fn from_steps(steps: Vec<Step>) -> Self {
-        CodecPipeline { steps }
+        let compressor = matches!(steps.last(), Some(Step::Codec(_)));
+        CodecPipeline { steps, compressor }
     }
 
     /// `value` (a few whole elements) encoded by the first `count` steps and decoded back.
@@ -102,26 +125,32 @@ impl CodecPipeline {
 
     /// Whether there is a step other than one final compressor.
     pub fn has_filters(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s, Step::Filter(_))) || self.steps.len() > 1
+        !self.filter_steps().is_empty()
+    }
+
+    /// The steps before the compressor: the v2 `filters`.
+    fn filter_steps(&self) -> &[Step] {
+        &self.steps[..self.steps.len() - usize::from(self.compressor)]
     }
 
     /// The compressor's full configuration, as `.zarray` holds it (`None`: no compressor).
     pub fn compressor_config(&self) -> Option<Value> {
         match self.steps.last() {
-            Some(Step::Codec(c)) => Some(c.config()),
+            Some(Step::Codec(c)) if self.compressor => Some(c.config()),
             _ => None,
         }
     }
 
     /// The filters' configurations, as `.zarray` holds them (`None`: no filters, written
-    /// `null` as zarr-python does for an empty list).
+    /// `null` as zarr-python does for an empty list); a compressor used as a filter gives its
+    /// full configuration, as in the `compressor` key.
     pub fn filter_configs(&self) -> Option<Vec<Value>> {
         let configs: Vec<Value> = self
-            .steps
+            .filter_steps()
             .iter()
-            .filter_map(|s| match s {
-                Step::Filter(f) => Some(f.config()),
-                Step::Codec(_) => None,
+            .map(|s| match s {
+                Step::Filter(f) => f.config(),
+                Step::Codec(c) => c.config(),
             })
             .collect();
         (!configs.is_empty()).then_some(configs)
@@ -511,6 +540,65 @@ mod tests {
         let mut bad = encode(&p, &[1; 64]);
         bad[10] ^= 1;
         assert!(matches!(decode(&p, &bad, 64), Err(Error::CorruptChunk(m)) if m.contains("crc32")));
+    }
+
+    #[test]
+    fn compressors_in_the_filter_list() {
+        let chunk = le((0..500).map(|i| (i * i) % 977 - 300), i32::to_le_bytes);
+        for (filters, compressor) in [
+            (json!([{"id": "zlib", "level": 1}]), Value::Null),
+            (json!([{"id": "zlib"}]), json!({"id": "zstd", "level": 1})),
+            (
+                json!([{"id": "delta", "dtype": "<i4"}, {"id": "bz2"}, {"id": "crc32"}]),
+                json!({"id": "lz4"}),
+            ),
+            (
+                json!([{"id": "blosc", "cname": "zstd", "shuffle": 2}, {"id": "lzma", "preset": 1}]),
+                Value::Null,
+            ),
+            (
+                json!([{"id": "gzip"}, {"id": "shuffle", "elementsize": 4}]),
+                json!({"id": "blosc"}),
+            ),
+        ] {
+            let p = pipeline(filters.clone(), compressor.clone(), "<i4").unwrap();
+            let enc = encode(&p, &chunk);
+            assert_eq!(decode(&p, &enc, chunk.len()).unwrap(), chunk, "{filters}");
+            assert_eq!(
+                p.decode_to_vec(&enc, chunk.len()).unwrap(),
+                chunk,
+                "{filters}"
+            );
+            assert!(p.has_filters());
+            // Written back with their defaults filled in, each where it was.
+            let configs = p.filter_configs().unwrap();
+            assert_eq!(configs.len(), filters.as_array().unwrap().len());
+            for (written, given) in configs.iter().zip(filters.as_array().unwrap()) {
+                assert_eq!(written["id"], given["id"]);
+            }
+            assert_eq!(
+                p.compressor_config().map(|c| c["id"].clone()),
+                compressor.get("id").cloned()
+            );
+        }
+        // The filter's blosc shuffles with the array's item size, as numcodecs' would.
+        let p = pipeline(json!([{"id": "blosc", "shuffle": 1}]), Value::Null, "<f8").unwrap();
+        assert_eq!(encode(&p, &[0; 64])[3], 8);
+        assert_eq!(p.compressor_config(), None);
+        // A compressor after a filter that returns bytes shuffles bytes.
+        let p = pipeline(
+            json!([{"id": "crc32"}, {"id": "blosc"}]),
+            Value::Null,
+            "<f8",
+        )
+        .unwrap();
+        assert_eq!(encode(&p, &[0; 64])[3], 1);
+        // Bad settings name the filter's position.
+        let err = pipeline(json!([{"id": "zlib", "level": 12}]), Value::Null, "<f8").unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidMetadata(ref m) if m.contains("filters[0]") && m.contains("level")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -171,6 +171,22 @@ impl DataType {
         }
     }
 
+    /// The first `datetime64`/`timedelta64` type without a unit (`"<M8"`, NumPy's generic
+    /// unit) in this type or its fields, as its type string. The v2 spec says these types
+    /// MUST name a unit, so creating an array of one is refused; zarr-python writes them
+    /// all the same, so stored arrays of them are read.
+    pub fn unitless_time_type(&self) -> Option<String> {
+        match &self.kind {
+            DataTypeKind::DateTime(t) | DataTypeKind::TimeDelta(t) if t.unit == Unit::Generic => {
+                Some(self.typestr())
+            }
+            DataTypeKind::Structured(fields) => {
+                fields.iter().find_map(|f| f.dtype.unitless_time_type())
+            }
+            _ => None,
+        }
+    }
+
     /// The canonical NumPy type string (for a structured type, its JSON list as text).
     pub fn typestr(&self) -> String {
         let order = match self.order {

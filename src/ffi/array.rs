@@ -113,8 +113,14 @@ fn v2_member(array: &Array, name: &str) -> Result<String> {
 /// `fill_value` 0 (as both), `order` "C", `filters` null, `dimension_separator` ".". A key the format does not have (a
 /// misspelling such as `"fill_vaule"`) is `ZARR_ERR_INVALID_METADATA` naming it (in v3,
 /// `ZARR_ERR_UNSUPPORTED`, unless it is an object marked `"must_understand": false`), so that
-/// no setting is silently left at its default. Missing ancestor groups are created in the
-/// array's format. An existing array or group of either format at `path` is
+/// no setting is silently left at its default. A v2 `datetime64`/`timedelta64` type without
+/// a unit (`"<M8"`, `"<m8"`, also as a field) is `ZARR_ERR_INVALID_METADATA` naming it, as the
+/// v2 spec says the unit MUST be given (stored arrays of one, which zarr-python 3 writes, are
+/// read). A filter list may name compressors too (`[{"id": "zlib", "level": 1}]`): they run
+/// where they are listed. Names in `path` may be any Unicode (the v2 spec says ASCII; zarr-python
+/// accepts more); for a v3 array no name of `path` may be made only of periods or start with
+/// `__` (the v3 spec's rules for node names: `ZARR_ERR_INVALID_PATH`). Missing ancestor groups
+/// are created in the array's format. An existing array or group of either format at `path` is
 /// `ZARR_ERR_ALREADY_EXISTS` naming the key found. On success `*out_array` receives a handle
 /// for `zarr_array_close`.
 ///

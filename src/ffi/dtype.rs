@@ -152,7 +152,7 @@ pub unsafe extern "C" fn zarr_array_dtype_string(
 
 /// The unit of a datetime64 or timedelta64 array: the NumPy unit name (`"Y"`, `"M"`, `"W"`,
 /// `"D"`, `"h"`, `"m"`, `"s"`, `"ms"`, `"us"`, `"ns"`, `"ps"`, `"fs"`, `"as"`, or `""` for
-/// NumPy's generic unit) and its multiple (`[10s]` gives `"s"` and 10). The name is static.
+/// NumPy's generic unit, which only stored arrays have: creating one is refused) and its multiple (`[10s]` gives `"s"` and 10). The name is static.
 /// Other kinds of array are `ZARR_ERR_INVALID_ARGUMENT`.
 ///
 /// # Safety

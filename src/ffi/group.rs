@@ -71,7 +71,9 @@ pub unsafe extern "C" fn zarr_group_create(
 /// Creates a group at `path` in Zarr format `zarr_format` (2: `.zgroup`, 3: `zarr.json`), with
 /// any missing ancestor groups in the same format. A group of that format already there is
 /// opened; an array, or a group of the other format, is `ZARR_ERR_ALREADY_EXISTS`; a format
-/// other than 2 or 3 is `ZARR_ERR_INVALID_ARGUMENT`.
+/// other than 2 or 3 is `ZARR_ERR_INVALID_ARGUMENT`. Names may be any Unicode in either
+/// format, but a v3 group's path may hold no name made only of periods or starting with `__`
+/// (the v3 spec's node names: `ZARR_ERR_INVALID_PATH`).
 ///
 /// # Safety
 /// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.

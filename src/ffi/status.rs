@@ -33,7 +33,8 @@ pub const ZARR_ERR_UNSUPPORTED: zarr_status = -9;
 pub const ZARR_ERR_CORRUPT_CHUNK: zarr_status = -10;
 /// An operating-system I/O error.
 pub const ZARR_ERR_IO: zarr_status = -11;
-/// A logical path is invalid (a `.` or `..` segment, a NUL character).
+/// A logical path is invalid (a `.` or `..` segment, a NUL character, a metadata name; for a
+/// new Zarr v3 node, a name of periods only or one starting with `__`).
 pub const ZARR_ERR_INVALID_PATH: zarr_status = -12;
 /// A size or index computation overflowed (e.g. the product of `count`).
 pub const ZARR_ERR_OVERFLOW: zarr_status = -13;

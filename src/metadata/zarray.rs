@@ -67,6 +67,13 @@ impl ArrayMetadata {
         let dtype = DataType::parse(obj.get("dtype").ok_or_else(|| {
             Error::InvalidMetadata("missing required key \"dtype\"".to_string())
         })?)?;
+        if defaults {
+            if let Some(unitless) = dtype.unitless_time_type() {
+                return Err(Error::InvalidMetadata(format!(
+                    "dtype {unitless}: a datetime or timedelta type must name its unit, e.g. \"{unitless}[ns]\" (Zarr v2 spec, data type encoding)"
+                )));
+            }
+        }
         let chunks = match stored_chunks {
             Some(chunks) => chunks,
             None => {
@@ -210,6 +217,36 @@ mod tests {
         let mut expected = zarr_python_doc();
         expected.as_object_mut().unwrap().remove("something_new");
         assert_eq!(m.to_zarray().unwrap(), expected);
+    }
+
+    #[test]
+    fn creation_refuses_time_types_without_a_unit_but_reading_keeps_them() {
+        for (dtype, named) in [
+            (json!("<M8"), "<M8"),
+            (json!(">m8"), ">m8"),
+            (json!([["a", "<i4"], ["t", [["u", "<m8", [2]]]]]), "<m8"),
+        ] {
+            let doc = json!({"shape": [4], "chunks": [2], "dtype": dtype});
+            let err = ArrayMetadata::parse_for_create(&doc).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidMetadata(ref m) if m.contains(&format!("dtype {named}:")) && m.contains("unit")),
+                "{err}"
+            );
+            // zarr-python writes them: a stored .zarray of one is read.
+            let mut stored = zarr_python_doc();
+            stored["dtype"] = dtype.clone();
+            stored["fill_value"] = Value::Null;
+            stored["shape"] = json!([4]);
+            stored["chunks"] = json!([2]);
+            assert!(
+                ArrayMetadata::parse(&stored, "a/.zarray").is_ok(),
+                "{dtype}"
+            );
+        }
+        for dtype in ["<M8[ns]", "<m8[10s]", "<i8"] {
+            let doc = json!({"shape": [4], "chunks": [2], "dtype": dtype});
+            assert!(ArrayMetadata::parse_for_create(&doc).is_ok(), "{dtype}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 import dataclasses
 import itertools
 import json
+import lzma
 import math
 import os
 
@@ -27,6 +28,9 @@ COMPRESSORS = {  # id -> numcodecs codec (None = no compressor)
     "lz4": numcodecs.LZ4(),
     "bz2-9": numcodecs.BZ2(level=9),
     "lzma": numcodecs.LZMA(),
+    # a raw LZMA stream (no header): its filter chain, delta then LZMA2, is in the metadata only
+    "lzma-raw": numcodecs.LZMA(format=lzma.FORMAT_RAW, filters=[{"id": lzma.FILTER_DELTA, "dist": 2},
+                                                             {"id": lzma.FILTER_LZMA2, "preset": 1}]),
 }
 LAYOUTS = [("C", "."), ("F", "/"), ("F", "."), ("C", "/")]  # (order, dimension_separator)
 GEOMETRIES = [((45, 37), (16, 12)), ((7, 6, 5), (3, 4, 2))]  # edge chunks overhang in every dimension;

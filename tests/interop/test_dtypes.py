@@ -323,6 +323,13 @@ def test_zarr_python_to_libzarr(case, tmp_path):
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_libzarr_to_zarr_python(case, tmp_path):
+    generic = zpy._generic_times(case.stored)
+    if generic:  # the v2 spec: a datetime/timedelta type MUST name its unit; libzarr refuses to create one
+        with libzarr.open_store(tmp_path, "a") as store:
+            err = expect_error("ZARR_ERR_INVALID_METADATA", store.create_array, "", case.zarray())
+        assert f"dtype {dtype_to_json(generic[0])}:" in str(err) and "unit" in str(err), str(err)
+        assert not (tmp_path / ".zarray").exists()
+        return
     expected = lib_writes(case, tmp_path, check=False)
     text, doc = (tmp_path / ".zarray").read_text(), load_json(tmp_path / ".zarray")
     assert list(doc) == sorted(doc) and "\n" in text, "contract: pretty JSON with sorted keys"
