@@ -257,6 +257,63 @@ typedef struct {
 } zarr_dim_selection;
 
 /**
+ * The kind of a `zarr_selection`: which of its members describe it.
+ */
+typedef uint32_t zarr_selection_kind;
+
+/**
+ * Any selection, for the calls that take one descriptor instead of one function per kind
+ * (`zarr_array_selection_size`, `zarr_array_read_vlen_selection`,
+ * `zarr_array_write_vlen_selection`, `zarr_array_read_fields_selection`,
+ * `zarr_array_write_fields_selection`). Set `kind` and the members it names; leave the others
+ * zero (`{0}` then fill in). The result of every kind is dense: its elements one after
+ * another in the order the kind's description gives.
+ */
+typedef struct {
+  /**
+   * `ZARR_SELECT_BOX`, `ZARR_SELECT_ORTHOGONAL`, `ZARR_SELECT_POINTS`, `ZARR_SELECT_MASK`
+   * or `ZARR_SELECT_BLOCKS`.
+   */
+  zarr_selection_kind kind;
+  /**
+   * The array's number of dimensions (checked; ignored for masks).
+   */
+  size_t ndim;
+  /**
+   * Boxes and blocks: the first index (in elements, or in chunks for blocks).
+   */
+  const uint64_t *start;
+  /**
+   * Boxes and blocks: how many indices (or chunks) along each dimension.
+   */
+  const uint64_t *count;
+  /**
+   * Boxes: the step along each dimension, or NULL for 1.
+   */
+  const uint64_t *step;
+  /**
+   * Orthogonal selections: `ndim` dimension selections.
+   */
+  const zarr_dim_selection *dims;
+  /**
+   * Points: how many.
+   */
+  size_t npoints;
+  /**
+   * Points: `npoints * ndim` coordinates.
+   */
+  const uint64_t *coords;
+  /**
+   * Masks: one byte per element of the array, C order.
+   */
+  const uint8_t *mask;
+  /**
+   * Masks: the bytes of `mask` (the array's element count).
+   */
+  size_t mask_size;
+} zarr_selection;
+
+/**
  * The kind of values an array holds (`zarr_array_dtype`).
  */
 typedef int32_t zarr_dtype_kind;
@@ -463,6 +520,39 @@ typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_da
  * Column-major chunks: the first dimension varies fastest.
  */
 #define ZARR_ORDER_F 1
+
+/**
+ * A box, optionally strided: `start`, `count` and `step` (NULL: 1), `ndim` each, as
+ * `zarr_array_read_strided` takes them. The result has extent `count`, C order.
+ */
+#define ZARR_SELECT_BOX 0
+
+/**
+ * An orthogonal selection: `dims` (`ndim` `zarr_dim_selection`s: index lists, ranges or
+ * Boolean `flags`), as `zarr_array_read_orthogonal` takes it. The result has extent
+ * `dims[d]`'s length along `d`, C order.
+ */
+#define ZARR_SELECT_ORTHOGONAL 1
+
+/**
+ * Points: `npoints` points at `coords` (`npoints * ndim` values, point after point), as
+ * `zarr_array_read_points` takes them. The result is one element per point, in order.
+ */
+#define ZARR_SELECT_POINTS 2
+
+/**
+ * A mask: `mask` (`mask_size` bytes, one per element of the array in C order, nonzero where
+ * selected), as `zarr_array_read_mask` takes it. The result is the selected elements in C
+ * order. `ndim` is ignored.
+ */
+#define ZARR_SELECT_MASK 3
+
+/**
+ * Whole chunks: `start` and `count` (`ndim` each) in chunks of the chunk grid, as
+ * `zarr_array_block_box` takes them (zarr-python's `get_block_selection`). The result is
+ * the box they cover, edge chunks clipped to the shape, C order.
+ */
+#define ZARR_SELECT_BLOCKS 4
 
 /**
  * `|b1`: one byte per value, 0 or 1.
@@ -1615,6 +1705,22 @@ zarr_status zarr_array_block_box(const zarr_array *array,
                                  uint64_t *out_start,
                                  uint64_t *out_count);
 
+/**
+ * The number of elements a selection picks (`*out_items`; for an object array the offsets
+ * buffer of `zarr_array_read_vlen_selection` needs one more) and the bytes they take
+ * (`*out_bytes`): for an object array the bytes of their items, the data buffer
+ * `zarr_array_read_vlen_selection` needs (this reads the chunks); otherwise the elements times
+ * the item size. Either output may be NULL.
+ *
+ * # Safety
+ * `array` must be a live handle; `selection` points to a descriptor whose pointers are
+ * valid for its kind; `out_items` and `out_bytes` are writable or NULL.
+ */
+zarr_status zarr_array_selection_size(const zarr_array *array,
+                                      const zarr_selection *selection,
+                                      size_t *out_items,
+                                      size_t *out_bytes);
+
 /* ==== Variable-length values: strings, byte strings, arrays (|O) ============================== */
 
 /**
@@ -1679,6 +1785,42 @@ zarr_status zarr_array_write_vlen(zarr_array *array,
                                   size_t noffsets,
                                   const void *data,
                                   size_t data_size);
+
+/**
+ * Reads the items of any selection of an object array (`zarr_selection`: boxes, strided
+ * boxes, orthogonal selections with index lists, ranges or Boolean flags, points, masks,
+ * blocks), in the selection's result order, in the layout of `zarr_array_read_vlen`:
+ * `noffsets` = the selected elements + 1 and `data_size` at least their bytes, both as
+ * `zarr_array_selection_size` gives them. A point named twice is read twice.
+ *
+ * # Safety
+ * `array` must be a live handle; `selection` points to a descriptor whose pointers are valid
+ * for its kind; `offsets` has `noffsets` writable entries and `data` `data_size` writable
+ * bytes.
+ */
+zarr_status zarr_array_read_vlen_selection(const zarr_array *array,
+                                           const zarr_selection *selection,
+                                           int64_t *offsets,
+                                           size_t noffsets,
+                                           void *data,
+                                           size_t data_size);
+
+/**
+ * Writes the items of any selection of an object array (see
+ * `zarr_array_read_vlen_selection`) from `offsets` and `data` laid out as for
+ * `zarr_array_write_vlen`, item i going to the selection's i-th element; where an element is
+ * selected twice, the last item wins. Partly covered chunks keep their other items.
+ *
+ * # Safety
+ * `array` must be a live handle; `selection` points to a descriptor whose pointers are valid
+ * for its kind; `offsets` has `noffsets` entries and `data` `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_vlen_selection(zarr_array *array,
+                                            const zarr_selection *selection,
+                                            const int64_t *offsets,
+                                            size_t noffsets,
+                                            const void *data,
+                                            size_t data_size);
 
 /* ==== Data types, fields of structured types, text encodings ================================== */
 
@@ -1796,6 +1938,40 @@ zarr_status zarr_array_write_fields(zarr_array *array,
                                     size_t nfields,
                                     const void *data,
                                     size_t data_size);
+
+/**
+ * Reads the fields `fields[0..nfields]` of the records any selection picks
+ * (`zarr_selection`: boxes, strided boxes, orthogonal selections with index lists, ranges or
+ * Boolean flags, points, masks, blocks) into `out`, dense in the selection's result order,
+ * each element packing the named fields as `zarr_array_read_fields` does (`out_size` = the
+ * selected elements, `zarr_array_selection_size`, × the sum of the fields' sizes).
+ *
+ * # Safety
+ * `array` must be a live handle; `selection` points to a descriptor whose pointers are valid
+ * for its kind; `fields` holds `nfields` NUL-terminated strings; `out` has `out_size`
+ * writable bytes.
+ */
+zarr_status zarr_array_read_fields_selection(const zarr_array *array,
+                                             const zarr_selection *selection,
+                                             const char *const *fields,
+                                             size_t nfields,
+                                             void *out,
+                                             size_t out_size);
+
+/**
+ * Writes the fields `fields[0..nfields]` of the records any selection picks from `data`,
+ * packed and ordered as for `zarr_array_read_fields_selection`; the other fields keep their
+ * values, and where an element is selected twice the last value wins.
+ *
+ * # Safety
+ * As for `zarr_array_read_fields_selection`, with `data` holding `data_size` readable bytes.
+ */
+zarr_status zarr_array_write_fields_selection(zarr_array *array,
+                                              const zarr_selection *selection,
+                                              const char *const *fields,
+                                              size_t nfields,
+                                              const void *data,
+                                              size_t data_size);
 
 /**
  * Converts `nchars` UTF-32 code units (native byte order, as one element of a `U` array; a

@@ -117,3 +117,103 @@ fn corrupt_object_chunks_are_errors() {
         );
     }
 }
+
+/// Reads every item a selection picks.
+fn read_selected(a: &Array, selection: &zarr::selection::Selection) -> Vec<Vec<u8>> {
+    let (n, size) = a.vlen_selection_size(selection).unwrap();
+    let (mut offsets, mut data) = (vec![0i64; n as usize + 1], vec![0u8; size as usize]);
+    a.read_vlen_selection(selection, &mut offsets, &mut data)
+        .unwrap();
+    (0..n as usize)
+        .map(|i| data[offsets[i] as usize..offsets[i + 1] as usize].to_vec())
+        .collect()
+}
+
+#[test]
+fn every_selection_kind_on_plain_and_sharded_string_arrays() {
+    use zarr::selection::{DimSelection, Selection};
+    let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+    let plain = json!({"zarr_format": 3, "node_type": "array", "shape": [6, 4], "data_type": "string",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 3]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+        "codecs": [{"name": "vlen-utf8"}]});
+    let mut sharded = plain.clone();
+    sharded["codecs"] = json!([{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2, 3], "codecs": [{"name": "vlen-utf8"}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]);
+    for (path, meta) in [("plain", plain), ("sharded", sharded)] {
+        let a = Array::create(store.clone(), path, &meta.to_string()).unwrap();
+        let texts: Vec<String> = (0..24).map(|k| format!("{k}é")).collect();
+        let items: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+        let (offsets, data) = pack(&items);
+        a.write_vlen(&[0, 0], &[6, 4], &offsets, &data).unwrap();
+        let item = |i: usize, j: usize| texts[i * 4 + j].as_bytes().to_vec();
+        let orth = Selection::Orthogonal(vec![
+            DimSelection::Indices(vec![5, 0, 5]),
+            DimSelection::Range {
+                start: 1,
+                count: 2,
+                step: 2,
+            },
+        ]);
+        assert_eq!(
+            read_selected(&a, &orth),
+            [
+                item(5, 1),
+                item(5, 3),
+                item(0, 1),
+                item(0, 3),
+                item(5, 1),
+                item(5, 3)
+            ],
+            "{path}"
+        );
+        let coords = [3, 3, 0, 0, 3, 3];
+        let points = Selection::Points {
+            npoints: 3,
+            coords: &coords,
+        };
+        assert_eq!(
+            read_selected(&a, &points),
+            [item(3, 3), item(0, 0), item(3, 3)],
+            "{path}"
+        );
+        let mut mask = vec![0u8; 24];
+        mask[7] = 1;
+        mask[22] = 1;
+        assert_eq!(
+            read_selected(&a, &Selection::Mask(&mask)),
+            [item(1, 3), item(5, 2)]
+        );
+        // Points written (the last of a repeat wins), the other items of their chunks kept.
+        let wcoords = [4, 1, 1, 2, 4, 1];
+        let (offsets, data) = pack(&[b"x", b"yy", b"zzz"]);
+        let wpoints = Selection::Points {
+            npoints: 3,
+            coords: &wcoords,
+        };
+        a.write_vlen_selection(&wpoints, &offsets, &data).unwrap();
+        let all = read_all_2d(&a);
+        for (k, got) in all.iter().enumerate() {
+            let want = match k {
+                17 => b"zzz".to_vec(),
+                6 => b"yy".to_vec(),
+                _ => texts[k].as_bytes().to_vec(),
+            };
+            assert_eq!(*got, want, "{path} item {k}");
+        }
+        assert!(matches!(
+            a.read_vlen_selection(&Selection::Mask(&mask[..5]), &mut [0; 3], &mut []),
+            Err(Error::BufferSize(_))
+        ));
+    }
+}
+
+fn read_all_2d(a: &Array) -> Vec<Vec<u8>> {
+    read_selected(
+        a,
+        &zarr::selection::Selection::Orthogonal(
+            zarr::array::box_selection(&[0, 0], &[6, 4], None).unwrap(),
+        ),
+    )
+}

@@ -238,6 +238,20 @@ class DimSelection(C.Structure):
     _fields_ = [("indices", _u64p), ("count", C.c_uint64), ("start", C.c_uint64), ("step", C.c_uint64),
                 ("flags", C.POINTER(C.c_uint8))]
 
+class Selection(C.Structure):
+    """zarr_selection: any selection, for the calls taking one descriptor (object arrays, fields)."""
+    _fields_ = [("kind", C.c_uint32), ("ndim", _sz), ("start", _u64p), ("count", _u64p), ("step", _u64p),
+                ("dims", C.POINTER(DimSelection)), ("npoints", _sz), ("coords", _u64p),
+                ("mask", C.POINTER(C.c_uint8)), ("mask_size", _sz)]
+
+SELECT_BOX, SELECT_ORTHOGONAL, SELECT_POINTS, SELECT_MASK, SELECT_BLOCKS = range(5)
+_selp = C.POINTER(Selection)
+_SIGNATURES["zarr_array_selection_size"] = [_h, _selp, _szp, _szp]
+_SIGNATURES["zarr_array_read_vlen_selection"] = [_h, _selp, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz]
+_SIGNATURES["zarr_array_write_vlen_selection"] = [_h, _selp, C.POINTER(C.c_int64), _sz, C.c_void_p, _sz]
+_SIGNATURES["zarr_array_read_fields_selection"] = [_h, _selp, _names, _sz, C.c_void_p, _sz]
+_SIGNATURES["zarr_array_write_fields_selection"] = [_h, _selp, _names, _sz, C.c_void_p, _sz]
+
 _lib = None
 _EMPTY = C.c_char()  # stand-in for buffers of 0 bytes: the API wants non-NULL pointers
 
@@ -849,6 +863,99 @@ class Array(_Handle, _Attrs):
         else:
             ptr, size, strides = _view_buffer(data)
         _call(fn, self.handle, len(extent), *args, strides, ptr, size)
+
+    def describe(self, *, box=None, orthogonal=None, points=None, mask=None, blocks=None):
+        """A zarr_selection of one kind -> (descriptor, result shape, objects to keep alive). box: (start,
+        count[, step]); orthogonal: per-dimension items as read_orthogonal takes them (ints drop their axis);
+        points: (npoints, ndim) coordinates; mask: a Boolean array of the array's shape; blocks:
+        (block_start, block_count) in chunks."""
+        n = self.ndim
+        d = Selection(ndim=n)
+        keep = []
+        def u64(values):
+            a = np.ascontiguousarray(np.asarray(values, np.int64), np.uint64)
+            keep.append(a)
+            return _u64p_of(a)
+        if box is not None:
+            d.kind, d.start, d.count = SELECT_BOX, u64(box[0]), u64(box[1])
+            d.step = u64(box[2]) if len(box) > 2 and box[2] is not None else None
+            shape = tuple(box[1])
+        elif orthogonal is not None:
+            sel, extent, dropped, more = self._selection(orthogonal)
+            keep += [sel, more]
+            d.kind, d.dims = SELECT_ORTHOGONAL, C.cast(sel, C.POINTER(DimSelection))
+            shape = tuple(e for i, e in enumerate(extent) if i not in dropped)
+        elif points is not None:
+            npoints, c = self._points(points)
+            keep.append(c)
+            d.kind, d.npoints, d.coords = SELECT_POINTS, npoints, _u64p_of(c)
+            shape = (npoints,)
+        elif mask is not None:
+            m = np.ascontiguousarray(mask, np.uint8)
+            keep.append(m)
+            d.kind, d.mask_size = SELECT_MASK, m.nbytes
+            d.mask = C.cast(_data_ptr(m), C.POINTER(C.c_uint8))
+            shape = (int(np.count_nonzero(m)),)
+        elif blocks is not None:
+            d.kind, d.start, d.count = SELECT_BLOCKS, u64(blocks[0]), u64(blocks[1])
+            shape = self.block_box(blocks[0], blocks[1])[1]
+        else:
+            raise ValueError("no selection given")
+        return d, tuple(shape), keep
+
+    def selection_size(self, **selection):
+        """zarr_array_selection_size: (elements, bytes) of a selection (see describe())."""
+        d, _, keep = self.describe(**selection)
+        items, size = C.c_size_t(), C.c_size_t()
+        _call("zarr_array_selection_size", self.handle, C.byref(d), C.byref(items), C.byref(size))
+        return items.value, size.value
+
+    def read_vlen_selection(self, **selection):
+        """The items of any selection of an object array (see describe()) as a flat list of bytes, in the
+        result's C order, and the result's shape."""
+        d, shape, keep = self.describe(**selection)
+        items, size = C.c_size_t(), C.c_size_t()
+        _call("zarr_array_selection_size", self.handle, C.byref(d), C.byref(items), C.byref(size))
+        n = items.value
+        offsets = (C.c_int64 * (n + 1))()
+        data = C.create_string_buffer(max(size.value, 1))
+        _call("zarr_array_read_vlen_selection", self.handle, C.byref(d), offsets, n + 1, data, size.value)
+        raw = data.raw
+        return [raw[offsets[i]:offsets[i + 1]] for i in range(n)], shape
+
+    def write_vlen_selection(self, items, **selection):
+        """Writes a flat list of bytes objects as the items of any selection (see describe())."""
+        d, _, keep = self.describe(**selection)
+        offsets = [0]
+        for item in items:
+            offsets.append(offsets[-1] + len(item))
+        blob = b"".join(items)
+        _call("zarr_array_write_vlen_selection", self.handle, C.byref(d), (C.c_int64 * len(offsets))(*offsets),
+              len(offsets), blob if blob else C.addressof(_EMPTY), len(blob))
+
+    def read_fields_selection(self, names, **selection):
+        """The fields `names` of the records any selection picks (see describe()), packed, native order."""
+        d, shape, keep = self.describe(**selection)
+        dt = self.fields_dtype(names)
+        if dt is None:
+            dt = np.dtype("V1")
+        out = np.empty(shape, dt)
+        arr, n = self._names(names)
+        _call("zarr_array_read_fields_selection", self.handle, C.byref(d), arr, n, _data_ptr(out), out.nbytes)
+        return out
+
+    def write_fields_selection(self, names, data, **selection):
+        """Writes the fields `names` of the records any selection picks from `data` (a structured array of
+        those fields, broadcast to the selection's result shape); the other fields keep their values."""
+        d, shape, keep = self.describe(**selection)
+        dt = self.fields_dtype(names)
+        data = np.asarray(data)
+        packed = np.empty(shape, dt)
+        for name in names:
+            packed[name] = data[name]
+        arr, n = self._names(names)
+        _call("zarr_array_write_fields_selection", self.handle, C.byref(d), arr, n, _data_ptr(packed),
+              packed.nbytes)
 
     def read_mask(self, mask):
         """zarr_array_read_mask: the elements where the Boolean array `mask` (the array's shape) is

@@ -22,6 +22,7 @@ mod info;
 mod orthogonal_io;
 mod points_io;
 mod resize;
+mod selected;
 mod shard_index_cache;
 mod shard_io;
 mod vlen_io;

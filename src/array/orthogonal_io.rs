@@ -4,12 +4,12 @@
 
 use super::buffer::{advise_huge_pages, BufferLayout};
 use super::chunk_io::{with_scratch, ChunkName};
-use super::shard_io::plan_chunks;
+use super::selected::SelectedChunks;
 use super::Array;
 use crate::dtype::{select_fields, ByteSwap, DataTypeKind};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan};
+use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan, Selection};
 use crate::store::{read_again_if_changed, StoreKind};
 use crate::strided::{
     copy_elements, fill_elements, is_c_contiguous, DimOffsets, ElementCopy, SharedBuffer,
@@ -127,8 +127,8 @@ impl Array {
         names: &[&str],
         out: &mut [u8],
     ) -> Result<()> {
-        let how = self.field_copy(names)?;
-        self.read_selection(&box_selection(start, count, None)?, None, out, &how)
+        let selection = Selection::Orthogonal(box_selection(start, count, None)?);
+        self.read_fields_selection(&selection, names, out)
     }
 
     /// Writes the fields `names` of the records in the box `start`/`count` from `data`
@@ -137,6 +137,37 @@ impl Array {
         &self,
         start: &[u64],
         count: &[u64],
+        names: &[&str],
+        data: &[u8],
+    ) -> Result<()> {
+        let selection = Selection::Orthogonal(box_selection(start, count, None)?);
+        self.write_fields_selection(&selection, names, data)
+    }
+
+    /// Reads the fields `names` of the records any selection picks into `out` (dense, in
+    /// the selection's result order), packed as for [`Array::read_fields`].
+    pub fn read_fields_selection(
+        &self,
+        selection: &Selection,
+        names: &[&str],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let how = self.field_copy(names)?;
+        match selection {
+            Selection::Orthogonal(dims) => self.read_selection(dims, None, out, &how),
+            _ => match self.select(selection)? {
+                SelectedChunks::Points(plan) => self.read_point_plan(&plan, out, &how),
+                SelectedChunks::Orthogonal(_) => unreachable!("points and masks plan as points"),
+            },
+        }
+    }
+
+    /// Writes the fields `names` of the records any selection picks from `data` (packed as
+    /// for [`Array::read_fields`], in the selection's result order); the other fields keep
+    /// their values.
+    pub fn write_fields_selection(
+        &self,
+        selection: &Selection,
         names: &[&str],
         data: &[u8],
     ) -> Result<()> {
@@ -160,7 +191,13 @@ impl Array {
         } else {
             ByteSwap::Ranges(ranges)
         });
-        self.write_selection(&box_selection(start, count, None)?, None, data, &how)
+        match selection {
+            Selection::Orthogonal(dims) => self.write_selection(dims, None, data, &how),
+            _ => match self.select(selection)? {
+                SelectedChunks::Points(plan) => self.write_point_plan(&plan, data, &how),
+                SelectedChunks::Orthogonal(_) => unreachable!("points and masks plan as points"),
+            },
+        }
     }
 
     /// How the fields `names` move from a chunk's records into packed caller elements.
@@ -334,7 +371,7 @@ impl Array {
     }
 
     /// The fill value as a caller element of `how`'s destination (native order).
-    fn converted_fill(&self, how: &ElementCopy) -> Vec<u8> {
+    pub(super) fn converted_fill(&self, how: &ElementCopy) -> Vec<u8> {
         if how.ranges.is_empty() {
             return self.fill_native.clone();
         }
@@ -352,53 +389,6 @@ impl Array {
         work: impl Fn(&ChunkTask) -> Result<()> + Sync,
     ) -> Result<()> {
         parallel::run_call(plan.chunk_count(), |i| work(&plan.chunk(i)))
-    }
-
-    /// Runs `f` on each task of `plan` with its chunk's stored bytes (`None`: never written),
-    /// tasks in parallel; a sharded array's shards are each opened once.
-    pub(super) fn for_each_stored_chunk(
-        &self,
-        plan: &OrthogonalPlan,
-        f: impl Fn(&ChunkTask, Option<&[u8]>) -> Result<()> + Sync,
-    ) -> Result<()> {
-        if self.sharding.is_some() {
-            return self.read_stored_chunks(plan_chunks(plan), &|i, _, raw| {
-                f(&plan.chunk(i as u64), raw)
-            });
-        }
-        self.for_each_task(plan, |task| {
-            self.with_stored_chunk(&self.chunk_key(&task.coords), |raw| f(task, raw))
-        })
-    }
-
-    /// Replaces the stored bytes of each task's chunk with what `f` makes of the old ones
-    /// (`None`: the chunk is not stored), each under its chunk's or shard's lock; `covers(task)`
-    /// says `f` does not need the old bytes.
-    pub(super) fn update_each_stored_chunk(
-        &self,
-        plan: &OrthogonalPlan,
-        covers: impl Fn(&ChunkTask) -> bool + Sync,
-        f: impl Fn(&ChunkTask, Option<&[u8]>) -> Result<Option<Vec<u8>>> + Sync,
-    ) -> Result<()> {
-        if self.sharding.is_some() {
-            return self.update_stored_chunks(
-                plan_chunks(plan),
-                &|i| covers(&plan.chunk(i as u64)),
-                &|i, old| f(&plan.chunk(i as u64), old),
-            );
-        }
-        self.for_each_task(plan, |task| {
-            let key = self.chunk_key(&task.coords);
-            if !covers(task) {
-                return self
-                    .update_chunk(&key, |old, new| Ok(Self::into_update(f(task, old)?, new)));
-            }
-            let _lock = self.store.lock_chunk(&key)?;
-            match f(task, None)? {
-                Some(bytes) => self.store_encoded(&key, &bytes),
-                None => self.erase_chunk(&key),
-            }
-        })
     }
 
     /// Per-dimension byte offsets of a task's elements: `(chunk, buffer)` when `chunk_first`,

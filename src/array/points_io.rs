@@ -6,38 +6,52 @@ use super::Array;
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::selection::{mask_points, PointGroup, PointPlan};
-use crate::strided::{copy_elements, fill_elements, DimOffsets, SharedBuffer};
+use crate::strided::{copy_elements, fill_elements, DimOffsets, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 
 impl Array {
     /// Reads the elements at `npoints` points given by `coords` (`ndim` indices per point)
     /// into `out`, one element per point in the order given.
     pub fn read_points(&self, npoints: usize, coords: &[u64], out: &mut [u8]) -> Result<()> {
-        let plan = self.point_plan(npoints, coords, out.len())?;
+        self.require_fixed_size()?;
+        let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
+            .map_err(|e| self.named(e))?;
+        self.read_point_plan(&plan, out, &self.element)
+    }
+
+    /// Reads the points of `plan` into `out` (one caller element of `how` per point).
+    pub(super) fn read_point_plan(
+        &self,
+        plan: &PointPlan,
+        out: &mut [u8],
+        how: &ElementCopy,
+    ) -> Result<()> {
+        self.check_point_buffer(plan, how.dst_size, out.len())?;
+        let fill = self.converted_fill(how);
         let out = SharedBuffer::new(out);
         if self.sharding.is_some() {
             let chunks = (0..plan.chunk_count())
                 .map(|i| (i, plan.group(i).coords.to_vec()))
                 .collect();
             return self.read_decoded_chunks(chunks, &|i, _, chunk| {
-                let pairs = [self.point_offsets(&plan.group(i), true)];
+                let pairs = [self.point_offsets(&plan.group(i), true, how.dst_size)];
                 // SAFETY: every point owns its own element of `out`.
                 unsafe {
                     match chunk {
-                        None => fill_elements(out, &pairs, &self.fill_native),
-                        Some(chunk) => copy_elements(chunk, out, &pairs, &self.element),
+                        None => fill_elements(out, &pairs, &fill),
+                        Some(chunk) => copy_elements(chunk, out, &pairs, how),
                     }
                 }
             });
         }
-        self.for_each_group(&plan, |group| {
+        self.for_each_group(plan, |group| {
             let key = self.chunk_key(group.coords);
-            let pairs = [self.point_offsets(group, true)];
+            let pairs = [self.point_offsets(group, true, how.dst_size)];
             self.with_chunk(&key, |chunk| match chunk {
                 // SAFETY: every point owns its own element of `out`.
-                None => unsafe { fill_elements(out, &pairs, &self.fill_native) },
+                None => unsafe { fill_elements(out, &pairs, &fill) },
                 // SAFETY: as above.
-                Some(chunk) => unsafe { copy_elements(chunk, out, &pairs, &self.element) },
+                Some(chunk) => unsafe { copy_elements(chunk, out, &pairs, how) },
             })
         })
     }
@@ -61,54 +75,69 @@ impl Array {
     /// Where a point repeats, the last one wins.
     pub fn write_points(&self, npoints: usize, coords: &[u64], data: &[u8]) -> Result<()> {
         self.store.check_writable(&self.path)?;
-        let plan = self.point_plan(npoints, coords, data.len())?;
+        self.require_fixed_size()?;
+        let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
+            .map_err(|e| self.named(e))?;
+        self.write_point_plan(&plan, data, &self.element)
+    }
+
+    /// Writes the points of `plan` from `data` (one caller element of `how` per point); each
+    /// touched chunk is read, patched and re-encoded.
+    pub(super) fn write_point_plan(
+        &self,
+        plan: &PointPlan,
+        data: &[u8],
+        how: &ElementCopy,
+    ) -> Result<()> {
+        self.store.check_writable(&self.path)?;
+        self.check_point_buffer(plan, how.src_size, data.len())?;
         if self.sharding.is_some() {
             let chunks = (0..plan.chunk_count())
                 .map(|i| (i, plan.group(i).coords.to_vec()))
                 .collect();
             return self.update_stored_chunks(chunks, &|_| false, &|i, old| {
                 let group = plan.group(i);
-                let pairs = self.point_offsets(&group, false);
+                let pairs = self.point_offsets(&group, false, how.src_size);
                 let name = self.chunk_name(group.coords);
                 with_scratch(self.chunk_nbytes, |chunk| {
                     self.decode_or_fill(old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
-                    unsafe {
-                        copy_elements(data, SharedBuffer::new(chunk), &[pairs], &self.element)?
-                    };
+                    unsafe { copy_elements(data, SharedBuffer::new(chunk), &[pairs], how)? };
                     self.encode_unless_fill(chunk, &name)
                 })
             });
         }
-        self.for_each_group(&plan, |group| {
+        self.for_each_group(plan, |group| {
             let key = self.chunk_key(group.coords);
-            let pairs = self.point_offsets(group, false);
+            let pairs = self.point_offsets(group, false, how.src_size);
             let name = self.chunk_name(group.coords);
             with_scratch(self.chunk_nbytes, |chunk| {
                 self.update_chunk(&key, |old, new| {
                     self.decode_or_fill(old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     let pairs = std::slice::from_ref(&pairs);
-                    unsafe { copy_elements(data, SharedBuffer::new(chunk), pairs, &self.element)? };
+                    unsafe { copy_elements(data, SharedBuffer::new(chunk), pairs, how)? };
                     self.encode_unless_fill_into(chunk, &name, new)
                 })
             })
         })
     }
 
-    fn point_plan(&self, npoints: usize, coords: &[u64], buffer_len: usize) -> Result<PointPlan> {
-        self.require_fixed_size()?;
-        let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
-            .map_err(|e| self.named(e))?;
-        let needed = plan.len() as u64 * self.item_size() as u64;
+    /// Checks that a buffer of `buffer_len` bytes holds one `elem_size`-byte element per point.
+    fn check_point_buffer(
+        &self,
+        plan: &PointPlan,
+        elem_size: usize,
+        buffer_len: usize,
+    ) -> Result<()> {
+        let needed = plan.len() as u64 * elem_size as u64;
         if needed != buffer_len as u64 {
             return Err(self.named(Error::BufferSize(format!(
-                "{} points of {} need {needed} bytes but the buffer has {buffer_len}",
+                "{} points of {elem_size}-byte elements need {needed} bytes but the buffer has {buffer_len}",
                 plan.len(),
-                self.metadata.dtype.typestr()
             ))));
         }
-        Ok(plan)
+        Ok(())
     }
 
     fn for_each_group(
@@ -123,8 +152,14 @@ impl Array {
         })
     }
 
-    /// Byte offsets of a chunk's points: `(chunk, buffer)` when `chunk_first`, else `(buffer, chunk)`.
-    fn point_offsets(&self, group: &PointGroup, chunk_first: bool) -> DimOffsets {
+    /// Byte offsets of a chunk's points, `buffer_elem` bytes per point in the caller's
+    /// buffer: `(chunk, buffer)` when `chunk_first`, else `(buffer, chunk)`.
+    fn point_offsets(
+        &self,
+        group: &PointGroup,
+        chunk_first: bool,
+        buffer_elem: usize,
+    ) -> DimOffsets {
         let mut pairs = Vec::new();
         group.for_each(|point, pos| {
             let c: usize = pos
@@ -132,7 +167,7 @@ impl Array {
                 .zip(&self.chunk_strides)
                 .map(|(&p, &s)| p as usize * s)
                 .sum();
-            let b = point * self.item_size();
+            let b = point * buffer_elem;
             pairs.push(if chunk_first { (c, b) } else { (b, c) });
         });
         pairs

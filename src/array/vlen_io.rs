@@ -2,12 +2,13 @@
 //! `../shared/spec/zep0007-strings-draft.md`: a box of n items is n + 1 `i64` offsets into one
 //! contiguous data buffer. Item `i` is `data[offsets[i]..offsets[i + 1]]`.
 
-use super::orthogonal_io::{box_selection, task_offsets};
+use super::orthogonal_io::box_selection;
+use super::selected::SelectedChunks;
 use super::Array;
 use crate::dtype::ObjectCodec;
 use crate::error::{Error, Result};
-use crate::selection::{ChunkTask, OrthogonalPlan};
-use crate::strided::{dense_strides, for_each_offset, layout_strides, SharedBuffer};
+use crate::selection::Selection;
+use crate::strided::{dense_strides, layout_strides, SharedBuffer};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Mutex;
@@ -28,8 +29,8 @@ impl Array {
     /// Bytes the items of the box `start`/`count` take: the size of the data buffer
     /// [`Array::read_vlen`] needs (in bytes, whole elements for `vlen-array`).
     pub fn vlen_size(&self, start: &[u64], count: &[u64]) -> Result<u64> {
-        let (codec, plan) = self.object_plan(start, count)?;
-        Ok(self.item_lengths(codec, &plan)?.iter().sum())
+        self.vlen_selection_size(&Selection::Orthogonal(box_selection(start, count, None)?))
+            .map(|(_, bytes)| bytes)
     }
 
     /// Reads the items of the box `start`/`count` (C order): `offsets` (one more than the
@@ -42,43 +43,8 @@ impl Array {
         offsets: &mut [i64],
         data: &mut [u8],
     ) -> Result<()> {
-        let (codec, plan) = self.object_plan(start, count)?;
-        let n = plan.elements() as usize;
-        if offsets.len() != n + 1 {
-            return Err(Error::BufferSize(format!(
-                "{n} items need {} offsets, got {}",
-                n + 1,
-                offsets.len()
-            )));
-        }
-        let mut starts = Vec::with_capacity(n + 1);
-        starts.push(0i64);
-        for len in self.item_lengths(codec, &plan)? {
-            starts.push(starts[starts.len() - 1] + len as i64);
-        }
-        let total = starts[n] as usize;
-        if total > data.len() {
-            return Err(Error::BufferSize(format!(
-                "the items take {total} bytes, the data buffer has {}",
-                data.len()
-            )));
-        }
-        let out = SharedBuffer::new(data);
-        let swap = codec.byte_swap();
-        let elem = codec.element_size();
-        self.for_each_stored_chunk(&plan, |task, raw| {
-            let items = self.items_of(codec, task, raw)?;
-            for (chunk_index, out_index) in self.element_pairs(task, plan.out_shape()) {
-                let (from, to) = (starts[out_index] as usize, starts[out_index + 1] as usize);
-                // SAFETY: each output element owns its own byte range of `data`.
-                let target = unsafe { out.slice_mut(from..to)? };
-                target.copy_from_slice(items.item(chunk_index));
-                target.chunks_exact_mut(elem).for_each(|e| swap.apply(e));
-            }
-            Ok(())
-        })?;
-        offsets.copy_from_slice(&starts);
-        Ok(())
+        let selection = Selection::Orthogonal(box_selection(start, count, None)?);
+        self.read_vlen_selection(&selection, offsets, data)
     }
 
     /// Writes the items of the box `start`/`count` (C order) from `offsets` (one more than the
@@ -91,23 +57,98 @@ impl Array {
         offsets: &[i64],
         data: &[u8],
     ) -> Result<()> {
+        let selection = Selection::Orthogonal(box_selection(start, count, None)?);
+        self.write_vlen_selection(&selection, offsets, data)
+    }
+
+    /// The number of items a selection of an object array holds and the bytes they take:
+    /// the sizes of the offsets (one more than the items) and data buffers
+    /// [`Array::read_vlen_selection`] needs.
+    pub fn vlen_selection_size(&self, selection: &Selection) -> Result<(u64, u64)> {
+        let (codec, selected) = self.object_selection(selection)?;
+        let bytes = self.item_lengths(codec, &selected)?.iter().sum();
+        Ok((selected.len(), bytes))
+    }
+
+    /// Reads the items of any selection of an object array, in the selection's result order
+    /// (C order of its shape; points and masks one item per point): `offsets` (one more than
+    /// the items) receives each item's start in `data` and the end of the last, `data` the
+    /// items' bytes back to back (text as UTF-8; array elements in native byte order).
+    pub fn read_vlen_selection(
+        &self,
+        selection: &Selection,
+        offsets: &mut [i64],
+        data: &mut [u8],
+    ) -> Result<()> {
+        let (codec, selected) = self.object_selection(selection)?;
+        let n = selected.len() as usize;
+        if offsets.len() != n + 1 {
+            return Err(Error::BufferSize(format!(
+                "{n} items need {} offsets, got {}",
+                n + 1,
+                offsets.len()
+            )));
+        }
+        let mut starts = Vec::with_capacity(n + 1);
+        starts.push(0i64);
+        for len in self.item_lengths(codec, &selected)? {
+            starts.push(starts[starts.len() - 1] + len as i64);
+        }
+        let total = starts[n] as usize;
+        if total > data.len() {
+            return Err(Error::BufferSize(format!(
+                "the items take {total} bytes, the data buffer has {}",
+                data.len()
+            )));
+        }
+        let out = SharedBuffer::new(data);
+        let swap = codec.byte_swap();
+        let elem = codec.element_size();
+        let strides = self.item_strides();
+        self.for_each_stored_chunk(&selected, |i, raw| {
+            let items = self.items_of(codec, &selected.coords(i), raw)?;
+            for (chunk_index, out_index) in selected.element_pairs(i, &strides) {
+                let (from, to) = (starts[out_index] as usize, starts[out_index + 1] as usize);
+                // SAFETY: each output element owns its own byte range of `data`; a point
+                // repeated is written twice with the same item.
+                let target = unsafe { out.slice_mut(from..to)? };
+                target.copy_from_slice(items.item(chunk_index));
+                target.chunks_exact_mut(elem).for_each(|e| swap.apply(e));
+            }
+            Ok(())
+        })?;
+        offsets.copy_from_slice(&starts);
+        Ok(())
+    }
+
+    /// Writes the items of any selection of an object array from `offsets` (one more than
+    /// the items, non-decreasing) and `data` (text as UTF-8, checked; array elements in native
+    /// byte order), in the order [`Array::read_vlen_selection`] reads them. Partly covered
+    /// chunks keep their other items; where an element is selected twice, the last item wins.
+    pub fn write_vlen_selection(
+        &self,
+        selection: &Selection,
+        offsets: &[i64],
+        data: &[u8],
+    ) -> Result<()> {
         self.store.check_writable(&self.path)?;
-        let (codec, plan) = self.object_plan(start, count)?;
-        let n = plan.elements() as usize;
+        let (codec, selected) = self.object_selection(selection)?;
+        let n = selected.len() as usize;
         let items = caller_items(codec, n, offsets, data)?;
         let swap = codec.byte_swap();
         let elem = codec.element_size();
         let fill = self.fill_item(codec)?;
-        let covers = |task: &ChunkTask| task.covers_chunk_in_array();
-        self.update_each_stored_chunk(&plan, covers, |task, old| {
-            let existing = match covers(task) {
+        let strides = self.item_strides();
+        let covers = |i| selected.covers_chunk(i);
+        self.update_each_stored_chunk(&selected, covers, |i, old| {
+            let existing = match covers(i) {
                 true => None,
-                false => Some(self.items_of(codec, task, old)?),
+                false => Some(self.items_of(codec, &selected.coords(i), old)?),
             };
             let mut chunk_items: Vec<Cow<[u8]>> = (0..self.chunk_elements())
                 .map(|i| Cow::Borrowed(existing.as_ref().map_or(fill.as_slice(), |e| e.item(i))))
                 .collect();
-            for (chunk_index, out_index) in self.element_pairs(task, plan.out_shape()) {
+            for (chunk_index, out_index) in selected.element_pairs(i, &strides) {
                 let item = items[out_index];
                 chunk_items[chunk_index] = if swap.is_none() {
                     Cow::Borrowed(item)
@@ -129,12 +170,12 @@ impl Array {
                 &self.chunk_shape,
                 &mut encoded,
             )?;
-            self.encode_chunk(&encoded, &self.chunk_name(&task.coords))
+            self.encode_chunk(&encoded, &self.chunk_name(&selected.coords(i)))
                 .map(Some)
         })
     }
 
-    fn object_plan(&self, start: &[u64], count: &[u64]) -> Result<(&ObjectCodec, OrthogonalPlan)> {
+    fn object_selection(&self, selection: &Selection) -> Result<(&ObjectCodec, SelectedChunks)> {
         let codec = self.object.as_ref().ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "array {:?} of {} has fixed-size values: read and write it with the region calls",
@@ -142,8 +183,7 @@ impl Array {
                 self.metadata.dtype.typestr()
             ))
         })?;
-        let plan = self.plan(&box_selection(start, count, None)?)?;
-        Ok((codec, plan))
+        Ok((codec, self.select(selection)?))
     }
 
     /// Elements in one chunk.
@@ -157,31 +197,22 @@ impl Array {
         codec.fill_item(&fill)
     }
 
-    /// `(index in the chunk, index in the result)` of every element a task touches.
-    fn element_pairs(&self, task: &ChunkTask, out_shape: &[u64]) -> Vec<(usize, usize)> {
+    /// Strides (in items) numbering a chunk's items as the object codec stores them.
+    fn item_strides(&self) -> Vec<usize> {
         // The vlen codecs keep the chunk's memory order; json2 and msgpack2 nest in C order.
-        let chunk_strides = if self.object.as_ref().is_some_and(ObjectCodec::nests_items) {
+        if self.object.as_ref().is_some_and(ObjectCodec::nests_items) {
             dense_strides(&self.chunk_shape, 1, false)
         } else {
             layout_strides(&self.chunk_shape, 1, &self.layout)
-        };
-        let dims = task_offsets(
-            task,
-            &chunk_strides,
-            &dense_strides(out_shape, 1, false),
-            true,
-        );
-        let mut pairs = Vec::new();
-        for_each_offset(&dims, |c, o| pairs.push((c, o)));
-        pairs
+        }
     }
 
-    /// The items of a task's chunk from its stored bytes; a chunk never written (`None`)
-    /// holds the fill item everywhere.
+    /// The items of the chunk at `coords` from its stored bytes; a chunk never written
+    /// (`None`) holds the fill item everywhere.
     fn items_of(
         &self,
         codec: &ObjectCodec,
-        task: &ChunkTask,
+        coords: &[u64],
         raw: Option<&[u8]>,
     ) -> Result<ChunkItems> {
         let Some(raw) = raw else {
@@ -191,7 +222,7 @@ impl Array {
                 encoded,
             });
         };
-        let name = self.chunk_name(&task.coords);
+        let name = self.chunk_name(coords);
         let decoded = self.decode_unsized(raw, &name)?;
         let (encoded, items) = codec
             .decode(decoded, &self.chunk_shape)
@@ -200,12 +231,20 @@ impl Array {
     }
 
     /// Each result element's item length in bytes.
-    fn item_lengths(&self, codec: &ObjectCodec, plan: &OrthogonalPlan) -> Result<Vec<u64>> {
-        let lengths = Mutex::new(vec![0u64; plan.elements() as usize]);
-        self.for_each_stored_chunk(plan, |task, raw| {
-            let items = self.items_of(codec, task, raw)?;
-            let found: Vec<(usize, u64)> = self
-                .element_pairs(task, plan.out_shape())
+    fn item_lengths(&self, codec: &ObjectCodec, selected: &SelectedChunks) -> Result<Vec<u64>> {
+        let n = usize::try_from(selected.len())
+            .map_err(|_| Error::TooLarge(format!("{} items", selected.len())))?;
+        let mut lengths = Vec::new();
+        lengths.try_reserve_exact(n).map_err(|_| {
+            Error::TooLarge(format!("the lengths of {n} items do not fit in memory"))
+        })?;
+        lengths.resize(n, 0u64);
+        let lengths = Mutex::new(lengths);
+        let strides = self.item_strides();
+        self.for_each_stored_chunk(selected, |i, raw| {
+            let items = self.items_of(codec, &selected.coords(i), raw)?;
+            let found: Vec<(usize, u64)> = selected
+                .element_pairs(i, &strides)
                 .into_iter()
                 .map(|(c, o)| (o, items.items[c].len() as u64))
                 .collect();

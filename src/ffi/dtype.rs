@@ -3,6 +3,7 @@
 
 use super::array::{array_arg, box_args, text_out, zarr_array};
 use super::boundary::{c_string, out_arg, run, slice_arg, slice_out, str_arg};
+use super::selection::{selection_arg, zarr_selection};
 use super::status::zarr_status;
 use crate::dtype::{DataType, DataTypeKind, Field, Unit};
 use crate::error::{Error, Result};
@@ -366,6 +367,58 @@ pub unsafe extern "C" fn zarr_array_write_fields(
             &names,
             slice_arg(data.cast::<u8>(), data_size, "data")?,
         )
+    })
+}
+
+/// Reads the fields `fields[0..nfields]` of the records any selection picks
+/// (`zarr_selection`: boxes, strided boxes, orthogonal selections with index lists, ranges or
+/// Boolean flags, points, masks, blocks) into `out`, dense in the selection's result order,
+/// each element packing the named fields as `zarr_array_read_fields` does (`out_size` = the
+/// selected elements, `zarr_array_selection_size`, × the sum of the fields' sizes).
+///
+/// # Safety
+/// `array` must be a live handle; `selection` points to a descriptor whose pointers are valid
+/// for its kind; `fields` holds `nfields` NUL-terminated strings; `out` has `out_size`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_fields_selection(
+    array: *const zarr_array,
+    selection: *const zarr_selection,
+    fields: *const *const c_char,
+    nfields: usize,
+    out: *mut c_void,
+    out_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let selection = selection_arg(array, selection)?;
+        let names = field_names(fields, nfields)?;
+        let out = slice_out(out.cast::<u8>(), out_size, "out")?;
+        array.read_fields_selection(&selection, &names, out)
+    })
+}
+
+/// Writes the fields `fields[0..nfields]` of the records any selection picks from `data`,
+/// packed and ordered as for `zarr_array_read_fields_selection`; the other fields keep their
+/// values, and where an element is selected twice the last value wins.
+///
+/// # Safety
+/// As for `zarr_array_read_fields_selection`, with `data` holding `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_fields_selection(
+    array: *mut zarr_array,
+    selection: *const zarr_selection,
+    fields: *const *const c_char,
+    nfields: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let selection = selection_arg(array, selection)?;
+        let names = field_names(fields, nfields)?;
+        let data = slice_arg(data.cast::<u8>(), data_size, "data")?;
+        array.write_fields_selection(&selection, &names, data)
     })
 }
 

@@ -1,12 +1,13 @@
 //! Selections beyond plain boxes: strided boxes, orthogonal index lists, points, caller
-//! buffer strides.
+//! buffer strides, and the one selection descriptor (`zarr_selection`) that the calls for
+//! object arrays and field selections take.
 
 use super::array::{array_arg, check_ndim, zarr_array};
-use super::boundary::{optional_slice_arg, run, slice_arg, slice_out};
+use super::boundary::{optional_slice_arg, out_arg, run, slice_arg, slice_out};
 use super::status::zarr_status;
 use crate::array::{box_selection, Array};
 use crate::error::{Error, Result};
-use crate::selection::{block_box, flag_indices, DimSelection};
+use crate::selection::{block_box, flag_indices, DimSelection, Selection};
 use std::ffi::c_void;
 
 /// The indices selected along one dimension by `zarr_array_read_orthogonal` and
@@ -346,6 +347,128 @@ pub unsafe extern "C" fn zarr_array_block_box(
         );
         out_start.copy_from_slice(&start);
         out_count.copy_from_slice(&count);
+        Ok(())
+    })
+}
+
+/// The kind of a `zarr_selection`: which of its members describe it.
+#[allow(non_camel_case_types)]
+pub type zarr_selection_kind = u32;
+/// A box, optionally strided: `start`, `count` and `step` (NULL: 1), `ndim` each, as
+/// `zarr_array_read_strided` takes them. The result has extent `count`, C order.
+pub const ZARR_SELECT_BOX: zarr_selection_kind = 0;
+/// An orthogonal selection: `dims` (`ndim` `zarr_dim_selection`s: index lists, ranges or
+/// Boolean `flags`), as `zarr_array_read_orthogonal` takes it. The result has extent
+/// `dims[d]`'s length along `d`, C order.
+pub const ZARR_SELECT_ORTHOGONAL: zarr_selection_kind = 1;
+/// Points: `npoints` points at `coords` (`npoints * ndim` values, point after point), as
+/// `zarr_array_read_points` takes them. The result is one element per point, in order.
+pub const ZARR_SELECT_POINTS: zarr_selection_kind = 2;
+/// A mask: `mask` (`mask_size` bytes, one per element of the array in C order, nonzero where
+/// selected), as `zarr_array_read_mask` takes it. The result is the selected elements in C
+/// order. `ndim` is ignored.
+pub const ZARR_SELECT_MASK: zarr_selection_kind = 3;
+/// Whole chunks: `start` and `count` (`ndim` each) in chunks of the chunk grid, as
+/// `zarr_array_block_box` takes them (zarr-python's `get_block_selection`). The result is
+/// the box they cover, edge chunks clipped to the shape, C order.
+pub const ZARR_SELECT_BLOCKS: zarr_selection_kind = 4;
+
+/// Any selection, for the calls that take one descriptor instead of one function per kind
+/// (`zarr_array_selection_size`, `zarr_array_read_vlen_selection`,
+/// `zarr_array_write_vlen_selection`, `zarr_array_read_fields_selection`,
+/// `zarr_array_write_fields_selection`). Set `kind` and the members it names; leave the others
+/// zero (`{0}` then fill in). The result of every kind is dense: its elements one after
+/// another in the order the kind's description gives.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+pub struct zarr_selection {
+    /// `ZARR_SELECT_BOX`, `ZARR_SELECT_ORTHOGONAL`, `ZARR_SELECT_POINTS`, `ZARR_SELECT_MASK`
+    /// or `ZARR_SELECT_BLOCKS`.
+    pub kind: zarr_selection_kind,
+    /// The array's number of dimensions (checked; ignored for masks).
+    pub ndim: usize,
+    /// Boxes and blocks: the first index (in elements, or in chunks for blocks).
+    pub start: *const u64,
+    /// Boxes and blocks: how many indices (or chunks) along each dimension.
+    pub count: *const u64,
+    /// Boxes: the step along each dimension, or NULL for 1.
+    pub step: *const u64,
+    /// Orthogonal selections: `ndim` dimension selections.
+    pub dims: *const zarr_dim_selection,
+    /// Points: how many.
+    pub npoints: usize,
+    /// Points: `npoints * ndim` coordinates.
+    pub coords: *const u64,
+    /// Masks: one byte per element of the array, C order.
+    pub mask: *const u8,
+    /// Masks: the bytes of `mask` (the array's element count).
+    pub mask_size: usize,
+}
+
+/// Reads a `zarr_selection` descriptor.
+pub(super) fn selection_arg<'a>(
+    array: &Array,
+    selection: *const zarr_selection,
+) -> Result<Selection<'a>> {
+    // SAFETY: the caller passes a readable descriptor or NULL, which `slice_arg` refuses.
+    let s = &slice_arg(selection, 1, "selection")?[0];
+    match s.kind {
+        ZARR_SELECT_BOX => Ok(Selection::Orthogonal(strided_selection(
+            array, s.ndim, s.start, s.count, s.step,
+        )?)),
+        ZARR_SELECT_ORTHOGONAL => Ok(Selection::Orthogonal(orthogonal_selection(
+            array, s.ndim, s.dims,
+        )?)),
+        ZARR_SELECT_POINTS => Ok(Selection::Points {
+            npoints: s.npoints,
+            coords: points_arg(array, s.ndim, s.npoints, s.coords)?,
+        }),
+        ZARR_SELECT_MASK => Ok(Selection::Mask(slice_arg(s.mask, s.mask_size, "mask")?)),
+        ZARR_SELECT_BLOCKS => {
+            check_ndim(array, s.ndim)?;
+            let (start, count) = block_box(
+                &array.shape(),
+                &array.metadata().chunks,
+                slice_arg(s.start, s.ndim, "start")?,
+                slice_arg(s.count, s.ndim, "count")?,
+            )?;
+            Ok(Selection::Orthogonal(box_selection(&start, &count, None)?))
+        }
+        other => Err(Error::InvalidArgument(format!(
+            "selection kind {other} is none of ZARR_SELECT_BOX (0) to ZARR_SELECT_BLOCKS (4)"
+        ))),
+    }
+}
+
+/// The number of elements a selection picks (`*out_items`; for an object array the offsets
+/// buffer of `zarr_array_read_vlen_selection` needs one more) and the bytes they take
+/// (`*out_bytes`): for an object array the bytes of their items, the data buffer
+/// `zarr_array_read_vlen_selection` needs (this reads the chunks); otherwise the elements times
+/// the item size. Either output may be NULL.
+///
+/// # Safety
+/// `array` must be a live handle; `selection` points to a descriptor whose pointers are
+/// valid for its kind; `out_items` and `out_bytes` are writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_selection_size(
+    array: *const zarr_array,
+    selection: *const zarr_selection,
+    out_items: *mut usize,
+    out_bytes: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let selection = selection_arg(array, selection)?;
+        let (items, bytes) = array.selection_size(&selection)?;
+        let fit = |n: u64, what: &str| {
+            usize::try_from(n).map_err(|_| Error::TooLarge(format!("{n} {what}")))
+        };
+        if !out_items.is_null() {
+            *out_arg(out_items, "out_items")? = fit(items, "elements")?;
+        }
+        if !out_bytes.is_null() {
+            *out_arg(out_bytes, "out_bytes")? = fit(bytes, "bytes")?;
+        }
         Ok(())
     })
 }

@@ -3,6 +3,7 @@
 
 use super::array::{array_arg, box_args, text_out, zarr_array};
 use super::boundary::{out_arg, run, slice_arg, slice_out};
+use super::selection::{selection_arg, zarr_selection};
 use super::status::zarr_status;
 use crate::error::{Error, Result};
 use std::ffi::{c_char, c_void};
@@ -117,5 +118,58 @@ pub unsafe extern "C" fn zarr_array_write_vlen(
         let (start, count) = box_args(array, ndim, start, count)?;
         let (offsets, data) = items_args(offsets, noffsets, data, data_size)?;
         array.write_vlen(start, count, offsets, data)
+    })
+}
+
+/// Reads the items of any selection of an object array (`zarr_selection`: boxes, strided
+/// boxes, orthogonal selections with index lists, ranges or Boolean flags, points, masks,
+/// blocks), in the selection's result order, in the layout of `zarr_array_read_vlen`:
+/// `noffsets` = the selected elements + 1 and `data_size` at least their bytes, both as
+/// `zarr_array_selection_size` gives them. A point named twice is read twice.
+///
+/// # Safety
+/// `array` must be a live handle; `selection` points to a descriptor whose pointers are valid
+/// for its kind; `offsets` has `noffsets` writable entries and `data` `data_size` writable
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_vlen_selection(
+    array: *const zarr_array,
+    selection: *const zarr_selection,
+    offsets: *mut i64,
+    noffsets: usize,
+    data: *mut c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let selection = selection_arg(array, selection)?;
+        let offsets = slice_out(offsets, noffsets, "offsets")?;
+        let data = slice_out(data.cast::<u8>(), data_size, "data")?;
+        array.read_vlen_selection(&selection, offsets, data)
+    })
+}
+
+/// Writes the items of any selection of an object array (see
+/// `zarr_array_read_vlen_selection`) from `offsets` and `data` laid out as for
+/// `zarr_array_write_vlen`, item i going to the selection's i-th element; where an element is
+/// selected twice, the last item wins. Partly covered chunks keep their other items.
+///
+/// # Safety
+/// `array` must be a live handle; `selection` points to a descriptor whose pointers are valid
+/// for its kind; `offsets` has `noffsets` entries and `data` `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_vlen_selection(
+    array: *mut zarr_array,
+    selection: *const zarr_selection,
+    offsets: *const i64,
+    noffsets: usize,
+    data: *const c_void,
+    data_size: usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let selection = selection_arg(array, selection)?;
+        let (offsets, data) = items_args(offsets, noffsets, data, data_size)?;
+        array.write_vlen_selection(&selection, offsets, data)
     })
 }
