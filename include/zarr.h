@@ -219,6 +219,23 @@ typedef struct {
 typedef int32_t zarr_create_mode;
 
 /**
+ * What a path of a store holds (`zarr_store_node_kind`).
+ */
+typedef int32_t zarr_node_kind;
+
+/**
+ * A visiting callback (`zarr_group_visit`): called with a member's path relative to the
+ * visited group (NUL-terminated UTF-8, valid during the call only), its kind
+ * (`ZARR_NODE_ARRAY` or `ZARR_NODE_GROUP`), its Zarr format (2 or 3) and the visit's
+ * `user_data`. It returns 0 to go on; any other value stops the visit, which hands that
+ * value back through `out_stopped`.
+ */
+typedef int32_t (*zarr_visit_fn)(const char *path,
+                                 zarr_node_kind kind,
+                                 int32_t zarr_format,
+                                 void *user_data);
+
+/**
  * The element order inside chunks (`zarr_array_order`).
  */
 typedef int32_t zarr_order;
@@ -260,11 +277,6 @@ typedef struct {
  * The kind of values an array holds (`zarr_array_dtype`).
  */
 typedef int32_t zarr_dtype_kind;
-
-/**
- * What a path of a store holds (`zarr_store_node_kind`).
- */
-typedef int32_t zarr_node_kind;
 
 /**
  * How far a copy is: bytes and items done out of the totals (see each copy for what an item
@@ -1081,6 +1093,31 @@ zarr_status zarr_group_attrs_delete(zarr_group *group, const char *name);
 zarr_status zarr_group_info_json(const zarr_group *group, char **out_json);
 
 /**
+ * Visits every member below the group, as zarr-python 2's `group.visititems` (and `visit`,
+ * `visitkeys`, `visitvalues`, which differ only in what Python hands the callback): depth
+ * first, each group's members sorted by name (arrays and groups together), each member
+ * followed by its own members; the group itself is not visited. Paths are relative to the
+ * group (`"bar"`, `"bar/baz"`). `max_depth` limits how deep (1: the direct members only; a
+ * negative value: no limit). `visit` is called on the calling thread, one member at a time; a
+ * nonzero return stops the visit at once, and nodes not reached are never read.
+ *
+ * The call returns `ZARR_OK` whether or not it was stopped; `*out_stopped` (may be NULL) is
+ * 0 when every member was visited, else the callback's nonzero value (zarr-python returns
+ * the callback's first non-`None` value). A member whose metadata cannot be read stops the
+ * visit with an error naming its key (`ZARR_ERR_INVALID_METADATA` and the like); a NULL `visit`
+ * is `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `group` must be a live handle, `visit` a function that `user_data` suits, `out_stopped` NULL
+ * or writable.
+ */
+zarr_status zarr_group_visit(const zarr_group *group,
+                             int32_t max_depth,
+                             zarr_visit_fn visit,
+                             void *user_data,
+                             int32_t *out_stopped);
+
+/**
  * The group and everything below it as text, byte for byte as zarr-python 2.18 prints
  * `str(group.tree())`: the group's name (`/` for the root), then one line per member drawn
  * with box-drawing characters (UTF-8), members sorted by name, an array shown as
@@ -1106,6 +1143,26 @@ zarr_status zarr_group_tree_text(const zarr_group *group, char **out_text);
  * `group` must be a live handle and `out_json` writable.
  */
 zarr_status zarr_group_tree_json(const zarr_group *group, char **out_json);
+
+/**
+ * `zarr_group_tree_text` down to `level` levels below the group, as zarr-python 2's
+ * `str(group.tree(level=level))`: 0 prints the group alone, 1 its direct members too (groups
+ * among them without theirs); a negative `level` is no limit (`zarr_group_tree_text`).
+ *
+ * # Safety
+ * `group` must be a live handle and `out_text` writable.
+ */
+zarr_status zarr_group_tree_text_level(const zarr_group *group, int32_t level, char **out_text);
+
+/**
+ * `zarr_group_tree_json` down to `level` levels below the group (as
+ * `zarr_group_tree_text_level`): groups at the limit have empty `children`; a negative
+ * `level` is no limit.
+ *
+ * # Safety
+ * `group` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_group_tree_json_level(const zarr_group *group, int32_t level, char **out_json);
 
 /* ==== Arrays: create, open, describe ========================================================== */
 

@@ -110,6 +110,8 @@ _SIGNATURES = {
     "zarr_group_info_json": [_h, _out_s],
     "zarr_group_tree_text": [_h, _out_s],
     "zarr_group_tree_json": [_h, _out_s],
+    "zarr_group_tree_text_level": [_h, C.c_int32, _out_s],
+    "zarr_group_tree_json_level": [_h, C.c_int32, _out_s],
 }
 
 
@@ -128,6 +130,8 @@ _SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
 _SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_create_format"] = [_h, C.c_char_p, C.c_int32, _out_h]
+_VISIT_FN = C.CFUNCTYPE(C.c_int32, C.c_char_p, C.c_int32, C.c_int32, C.c_void_p)  # zarr_visit_fn
+_SIGNATURES["zarr_group_visit"] = [_h, C.c_int32, _VISIT_FN, C.c_void_p, C.POINTER(C.c_int32)]
 
 
 # Stores of the caller's own (zarr_store_callbacks) and raw keys
@@ -526,11 +530,28 @@ class Group(_Handle, _Attrs):
     def info(self):
         return json.loads(_string("zarr_group_info_json", self.handle))
 
-    def tree_text(self):
-        return _string("zarr_group_tree_text", self.handle)
+    def tree_text(self, level=None):
+        """zarr_group_tree_text (zarr_group_tree_text_level with `level`, as zarr-python's tree(level=))."""
+        if level is None:
+            return _string("zarr_group_tree_text", self.handle)
+        return _string("zarr_group_tree_text_level", self.handle, level)
 
-    def tree(self):
-        return json.loads(_string("zarr_group_tree_json", self.handle))
+    def tree(self, level=None):
+        if level is None:
+            return json.loads(_string("zarr_group_tree_json", self.handle))
+        return json.loads(_string("zarr_group_tree_json_level", self.handle, level))
+
+    def visit(self, func, max_depth=-1):
+        """zarr_group_visit: func(path, kind, zarr_format) for every member (kind "array" or "group"),
+        depth first, sorted, paths relative to this group; a truthy int returned stops the visit and is
+        returned (0 when every member was visited)."""
+        kinds = {1: "array", 2: "group"}
+
+        def call(path, kind, zarr_format, _):
+            return int(func(path.decode("utf-8"), kinds[kind], zarr_format) or 0)
+        stopped = C.c_int32()
+        _call("zarr_group_visit", self.handle, max_depth, _VISIT_FN(call), None, C.byref(stopped))
+        return stopped.value
 
     @property
     def zarr_format(self):
