@@ -1894,6 +1894,40 @@ zarr_status zarr_store_set_fill_value(zarr_store *store,
 zarr_status zarr_array_info_json(const zarr_array *array,
                                  char **out_json);
 
+/**
+ * The array's digest as zarr-python 2's `Array.digest(hashname)` computes it, so both give
+ * the same bytes for the same stored array: one hash over the stored bytes of every chunk of
+ * the grid in C order of chunk positions (chunks never written add nothing; chunks outside
+ * the current shape are left out), then the stored `.zarray`, then the stored `.zattrs` (a v3
+ * array: its chunks or shards, then its `zarr.json`). The bytes are hashed as stored
+ * (compressed), so two arrays of equal values but other codecs or metadata differ.
+ * `hashname` is one of `"sha1"` (NULL: zarr-python's default; 20 bytes), `"sha224"`,
+ * `"sha256"`, `"sha384"`, `"sha512"` and `"md5"`, as Python's `hashlib` names them (any
+ * case); another is `ZARR_ERR_UNSUPPORTED`. The digest is written to `out`, which must hold
+ * `out_size` bytes: fewer than the digest's length is `ZARR_ERR_BUFFER_SIZE` (saying the
+ * length); `*out_len` (may be NULL) receives the length. Only stored chunks are read, one
+ * at a time.
+ *
+ * # Safety
+ * `array` must be a live handle, `hashname` NULL or a NUL-terminated string, `out` writable
+ * for `out_size` bytes, `out_len` NULL or writable.
+ */
+zarr_status zarr_array_digest(const zarr_array *array,
+                              const char *hashname,
+                              uint8_t *out,
+                              size_t out_size,
+                              size_t *out_len);
+
+/**
+ * `zarr_array_digest` as lower-case hexadecimal text, as zarr-python 2's
+ * `Array.hexdigest(hashname)` (`hashname` NULL: `"sha1"`). Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle, `hashname` NULL or a NUL-terminated string, `out_hex`
+ * writable.
+ */
+zarr_status zarr_array_hexdigest(const zarr_array *array, const char *hashname, char **out_hex);
+
 /* ==== Copies between stores =================================================================== */
 
 /**

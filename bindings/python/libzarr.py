@@ -131,6 +131,8 @@ _SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_create_format"] = [_h, C.c_char_p, C.c_int32, _out_h]
 _VISIT_FN = C.CFUNCTYPE(C.c_int32, C.c_char_p, C.c_int32, C.c_int32, C.c_void_p)  # zarr_visit_fn
+_SIGNATURES["zarr_array_digest"] = [_h, C.c_char_p, C.c_void_p, _sz, C.POINTER(_sz)]
+_SIGNATURES["zarr_array_hexdigest"] = [_h, C.c_char_p, _out_s]
 _SIGNATURES["zarr_group_visit"] = [_h, C.c_int32, _VISIT_FN, C.c_void_p, C.POINTER(C.c_int32)]
 
 
@@ -735,6 +737,16 @@ class Array(_Handle, _Attrs):
         start = tuple(start) if start is not None else (0,) * len(shape)
         count = tuple(count) if count is not None else tuple(s - o for s, o in zip(shape, start))
         return start, count
+
+    def digest(self, hashname="sha1"):
+        """zarr_array_digest: zarr-python 2's Array.digest(hashname), as bytes."""
+        buf, got = C.create_string_buffer(64), _sz()
+        _call("zarr_array_digest", self.handle, _enc(hashname), buf, 64, C.byref(got))
+        return buf.raw[:got.value]
+
+    def hexdigest(self, hashname="sha1"):
+        """zarr_array_hexdigest: zarr-python 2's Array.hexdigest(hashname)."""
+        return _string("zarr_array_hexdigest", self.handle, _enc(hashname))
 
     def copy_to(self, dst, path, overrides=None, progress=None):
         """zarr_array_copy_to: a new array at `path` of store `dst`, re-encoded with the .zarray keys of
