@@ -131,6 +131,8 @@ _SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_create_format"] = [_h, C.c_char_p, C.c_int32, _out_h]
 _VISIT_FN = C.CFUNCTYPE(C.c_int32, C.c_char_p, C.c_int32, C.c_int32, C.c_void_p)  # zarr_visit_fn
+_SIGNATURES["zarr_array_info_text"] = [_h, _out_s]
+_SIGNATURES["zarr_array_info_json"] = [_h, _out_s]
 _SIGNATURES["zarr_array_digest"] = [_h, C.c_char_p, C.c_void_p, _sz, C.POINTER(_sz)]
 _SIGNATURES["zarr_array_hexdigest"] = [_h, C.c_char_p, _out_s]
 _SIGNATURES["zarr_group_visit"] = [_h, C.c_int32, _VISIT_FN, C.c_void_p, C.POINTER(C.c_int32)]
@@ -737,6 +739,14 @@ class Array(_Handle, _Attrs):
         start = tuple(start) if start is not None else (0,) * len(shape)
         count = tuple(count) if count is not None else tuple(s - o for s, o in zip(shape, start))
         return start, count
+
+    def info(self):
+        """zarr_array_info_json, as a dict."""
+        return json.loads(_string("zarr_array_info_json", self.handle))
+
+    def info_text(self):
+        """zarr_array_info_text: zarr-python 2's str(z.info), codecs as JSON, no Python class names."""
+        return _string("zarr_array_info_text", self.handle)
 
     def digest(self, hashname="sha1"):
         """zarr_array_digest: zarr-python 2's Array.digest(hashname), as bytes."""

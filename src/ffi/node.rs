@@ -107,7 +107,10 @@ pub unsafe extern "C" fn zarr_store_set_fill_value(
     })
 }
 
-/// Diagnostics like zarr-python's `info`, as JSON: `path`, `zarr_format`, `dtype` (the NumPy
+/// Diagnostics like zarr-python's `info`, as JSON: `name` (zarr-python's `"/"` + path; null
+/// for an array at the store root, as there), `path`, `store` (the location it was opened
+/// with), `store_type` (`"directory"`, `"zip"`, `"memory"`, ... as `zarr_group_info_json`),
+/// `read_only` (opened with `ZARR_MODE_READ`), `zarr_format`, `dtype` (the NumPy
 /// type string), `shape`, `chunks` (for a sharded array: the shards), `nbytes` (the values;
 /// null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
 /// `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
@@ -122,6 +125,28 @@ pub unsafe extern "C" fn zarr_array_info_json(
     out_json: *mut *mut c_char,
 ) -> zarr_status {
     text_out(array, out_json, "out_json", |a| Ok(a.info()?.to_string()))
+}
+
+/// The diagnostics as zarr-python 2 prints `str(z.info)`: `Key : value` lines, keys padded to
+/// the longest, each ending in `\n`: `Name` (none at the store root), `Data type`, `Shape`,
+/// `Chunk shape` (NumPy's and Python's notation), `Order`, `Read-only`, `Filter [i]`,
+/// `Compressor`, `Store type`, `No. bytes`, then when anything is stored `No. bytes stored`
+/// and `Storage ratio`, and `Chunks initialized`; sizes from 1 KiB on with zarr-python's
+/// human-readable form (`1000000 (976.6K)`). Lines about Python objects differ on purpose:
+/// codecs are their JSON configurations (not numcodecs' `repr`), the store type is libzarr's
+/// name for it, there is no `Type` line; a v3 array has one `Codecs` line. `No. bytes stored`
+/// counts every key of the array (zarr-python 2's directory store counts only the files
+/// directly in the array's directory, missing nested `/` chunks). Free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_text` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_info_text(
+    array: *const zarr_array,
+    out_text: *mut *mut c_char,
+) -> zarr_status {
+    text_out(array, out_text, "out_text", |a| a.info_text())
 }
 
 /// The hash name of a digest call: NULL is `"sha1"`, zarr-python's default.
