@@ -44,8 +44,23 @@ int main(void) {
         long stored = file_size(strf("%s/a/b/x/.zarray", dir)) + file_size(strf("%s/a/b/x/.zattrs", dir)) +
                       file_size(strf("%s/a/b/x/0.0", dir));
         CHECK_JSON_HAS(info, strf("\"nbytes_stored\":%ld", stored));
+        CHECK_JSON_HAS(info, "\"name\":\"/a/b/x\"");
+        CHECK_JSON_HAS(info, "\"store_type\":\"directory\"");
+        CHECK_JSON_HAS(info, "\"read_only\":false");
     }
     zarr_string_free(info);
+    /* The same as zarr-python 2's str(z.info) prints it. */
+    info = NULL;
+    if (CHECK_OK(zarr_array_info_text(a, &info))) {
+        CHECK_CONTAINS(info, "Name               : /a/b/x\n");
+        CHECK_CONTAINS(info, "Read-only          : False\n");
+        CHECK_CONTAINS(info, "Store type         : directory\n");
+        CHECK_CONTAINS(info, "Chunks initialized : 1/4\n");
+        CHECK(info[strlen(info) - 1] == '\n');
+    }
+    zarr_string_free(info);
+    CHECK_STATUS(zarr_array_info_text(a, NULL), ZARR_ERR_NULL_POINTER);
+    CHECK_STATUS(zarr_array_info_text(NULL, &info), ZARR_ERR_NULL_POINTER);
     zarr_array_close(a);
 
     /* Move a group with its array; the old place holds nothing, the data moved along. */

@@ -219,6 +219,23 @@ typedef struct {
 typedef int32_t zarr_create_mode;
 
 /**
+ * What a path of a store holds (`zarr_store_node_kind`).
+ */
+typedef int32_t zarr_node_kind;
+
+/**
+ * A visiting callback (`zarr_group_visit`): called with a member's path relative to the
+ * visited group (NUL-terminated UTF-8, valid during the call only), its kind
+ * (`ZARR_NODE_ARRAY` or `ZARR_NODE_GROUP`), its Zarr format (2 or 3) and the visit's
+ * `user_data`. It returns 0 to go on; any other value stops the visit, which hands that
+ * value back through `out_stopped`.
+ */
+typedef int32_t (*zarr_visit_fn)(const char *path,
+                                 zarr_node_kind kind,
+                                 int32_t zarr_format,
+                                 void *user_data);
+
+/**
  * The element order inside chunks (`zarr_array_order`).
  */
 typedef int32_t zarr_order;
@@ -317,11 +334,6 @@ typedef struct {
  * The kind of values an array holds (`zarr_array_dtype`).
  */
 typedef int32_t zarr_dtype_kind;
-
-/**
- * What a path of a store holds (`zarr_store_node_kind`).
- */
-typedef int32_t zarr_node_kind;
 
 /**
  * How far a copy is: bytes and items done out of the totals (see each copy for what an item
@@ -1215,6 +1227,31 @@ zarr_status zarr_group_attrs_delete(zarr_group *group, const char *name);
 zarr_status zarr_group_info_json(const zarr_group *group, char **out_json);
 
 /**
+ * Visits every member below the group, as zarr-python 2's `group.visititems` (and `visit`,
+ * `visitkeys`, `visitvalues`, which differ only in what Python hands the callback): depth
+ * first, each group's members sorted by name (arrays and groups together), each member
+ * followed by its own members; the group itself is not visited. Paths are relative to the
+ * group (`"bar"`, `"bar/baz"`). `max_depth` limits how deep (1: the direct members only; a
+ * negative value: no limit). `visit` is called on the calling thread, one member at a time; a
+ * nonzero return stops the visit at once, and nodes not reached are never read.
+ *
+ * The call returns `ZARR_OK` whether or not it was stopped; `*out_stopped` (may be NULL) is
+ * 0 when every member was visited, else the callback's nonzero value (zarr-python returns
+ * the callback's first non-`None` value). A member whose metadata cannot be read stops the
+ * visit with an error naming its key (`ZARR_ERR_INVALID_METADATA` and the like); a NULL `visit`
+ * is `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `group` must be a live handle, `visit` a function that `user_data` suits, `out_stopped` NULL
+ * or writable.
+ */
+zarr_status zarr_group_visit(const zarr_group *group,
+                             int32_t max_depth,
+                             zarr_visit_fn visit,
+                             void *user_data,
+                             int32_t *out_stopped);
+
+/**
  * The group and everything below it as text, byte for byte as zarr-python 2.18 prints
  * `str(group.tree())`: the group's name (`/` for the root), then one line per member drawn
  * with box-drawing characters (UTF-8), members sorted by name, an array shown as
@@ -1240,6 +1277,26 @@ zarr_status zarr_group_tree_text(const zarr_group *group, char **out_text);
  * `group` must be a live handle and `out_json` writable.
  */
 zarr_status zarr_group_tree_json(const zarr_group *group, char **out_json);
+
+/**
+ * `zarr_group_tree_text` down to `level` levels below the group, as zarr-python 2's
+ * `str(group.tree(level=level))`: 0 prints the group alone, 1 its direct members too (groups
+ * among them without theirs); a negative `level` is no limit (`zarr_group_tree_text`).
+ *
+ * # Safety
+ * `group` must be a live handle and `out_text` writable.
+ */
+zarr_status zarr_group_tree_text_level(const zarr_group *group, int32_t level, char **out_text);
+
+/**
+ * `zarr_group_tree_json` down to `level` levels below the group (as
+ * `zarr_group_tree_text_level`): groups at the limit have empty `children`; a negative
+ * `level` is no limit.
+ *
+ * # Safety
+ * `group` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_group_tree_json_level(const zarr_group *group, int32_t level, char **out_json);
 
 /* ==== Arrays: create, open, describe ========================================================== */
 
@@ -2050,7 +2107,10 @@ zarr_status zarr_store_set_fill_value(zarr_store *store,
                                       const char *fill_value_json);
 
 /**
- * Diagnostics like zarr-python's `info`, as JSON: `path`, `zarr_format`, `dtype` (the NumPy
+ * Diagnostics like zarr-python's `info`, as JSON: `name` (zarr-python's `"/"` + path; null
+ * for an array at the store root, as there), `path`, `store` (the location it was opened
+ * with), `store_type` (`"directory"`, `"zip"`, `"memory"`, ... as `zarr_group_info_json`),
+ * `read_only` (opened with `ZARR_MODE_READ`), `zarr_format`, `dtype` (the NumPy
  * type string), `shape`, `chunks` (for a sharded array: the shards), `nbytes` (the values;
  * null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
  * `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
@@ -2062,6 +2122,58 @@ zarr_status zarr_store_set_fill_value(zarr_store *store,
  */
 zarr_status zarr_array_info_json(const zarr_array *array,
                                  char **out_json);
+
+/**
+ * The diagnostics as zarr-python 2 prints `str(z.info)`: `Key : value` lines, keys padded to
+ * the longest, each ending in `\n`: `Name` (none at the store root), `Data type`, `Shape`,
+ * `Chunk shape` (NumPy's and Python's notation), `Order`, `Read-only`, `Filter [i]`,
+ * `Compressor`, `Store type`, `No. bytes`, then when anything is stored `No. bytes stored`
+ * and `Storage ratio`, and `Chunks initialized`; sizes from 1 KiB on with zarr-python's
+ * human-readable form (`1000000 (976.6K)`). Lines about Python objects differ on purpose:
+ * codecs are their JSON configurations (not numcodecs' `repr`), the store type is libzarr's
+ * name for it, there is no `Type` line; a v3 array has one `Codecs` line. `No. bytes stored`
+ * counts every key of the array (zarr-python 2's directory store counts only the files
+ * directly in the array's directory, missing nested `/` chunks). Free with
+ * `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_text` writable.
+ */
+zarr_status zarr_array_info_text(const zarr_array *array, char **out_text);
+
+/**
+ * The array's digest as zarr-python 2's `Array.digest(hashname)` computes it, so both give
+ * the same bytes for the same stored array: one hash over the stored bytes of every chunk of
+ * the grid in C order of chunk positions (chunks never written add nothing; chunks outside
+ * the current shape are left out), then the stored `.zarray`, then the stored `.zattrs` (a v3
+ * array: its chunks or shards, then its `zarr.json`). The bytes are hashed as stored
+ * (compressed), so two arrays of equal values but other codecs or metadata differ.
+ * `hashname` is one of `"sha1"` (NULL: zarr-python's default; 20 bytes), `"sha224"`,
+ * `"sha256"`, `"sha384"`, `"sha512"` and `"md5"`, as Python's `hashlib` names them (any
+ * case); another is `ZARR_ERR_UNSUPPORTED`. The digest is written to `out`, which must hold
+ * `out_size` bytes: fewer than the digest's length is `ZARR_ERR_BUFFER_SIZE` (saying the
+ * length); `*out_len` (may be NULL) receives the length. Only stored chunks are read, one
+ * at a time.
+ *
+ * # Safety
+ * `array` must be a live handle, `hashname` NULL or a NUL-terminated string, `out` writable
+ * for `out_size` bytes, `out_len` NULL or writable.
+ */
+zarr_status zarr_array_digest(const zarr_array *array,
+                              const char *hashname,
+                              uint8_t *out,
+                              size_t out_size,
+                              size_t *out_len);
+
+/**
+ * `zarr_array_digest` as lower-case hexadecimal text, as zarr-python 2's
+ * `Array.hexdigest(hashname)` (`hashname` NULL: `"sha1"`). Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle, `hashname` NULL or a NUL-terminated string, `out_hex`
+ * writable.
+ */
+zarr_status zarr_array_hexdigest(const zarr_array *array, const char *hashname, char **out_hex);
 
 /* ==== Copies between stores =================================================================== */
 

@@ -12,12 +12,14 @@ use crate::path;
 use crate::store::StoreHandle;
 use serde_json::Value;
 use std::fmt::Write;
+use std::ops::ControlFlow;
 
 /// What a listed node is.
 #[derive(Debug)]
 pub enum TreeNode {
-    /// A group (its members follow it in the listing, one level deeper).
-    Group,
+    /// A group of the Zarr format given (its members follow it in the listing, one level
+    /// deeper).
+    Group(u8),
     /// An array, with its metadata.
     Array(Box<ArrayMetadata>),
 }
@@ -40,6 +42,23 @@ impl TreeEntry {
     pub fn name(&self) -> &str {
         path::last_segment(&self.path)
     }
+
+    /// The node's path relative to the group at `base` (the walk's start), as zarr-python's
+    /// `visit` gives it: `""` for that group itself.
+    pub fn relative_path(&self, base: &str) -> &str {
+        self.path
+            .strip_prefix(base)
+            .unwrap_or(&self.path)
+            .trim_start_matches('/')
+    }
+
+    /// The node's Zarr format, 2 or 3.
+    pub fn zarr_format(&self) -> u8 {
+        match &self.node {
+            TreeNode::Group(format) => *format,
+            TreeNode::Array(meta) => meta.zarr_format(),
+        }
+    }
 }
 
 /// A group and everything below it, in display order: each group followed by its members,
@@ -49,17 +68,26 @@ pub struct Tree {
     entries: Vec<TreeEntry>,
 }
 
-impl Tree {
-    /// Lists `group` and everything below it. A member whose `.zarray` or `.zgroup` cannot be
-    /// read fails the listing with an error naming its key.
-    pub fn of_group(group: &Group) -> Result<Tree> {
-        let store = group.store();
-        let mut entries = Vec::new();
-        // Nodes still to list, the next one on top: (path, depth, last member, is a group).
-        let mut pending = vec![(group.path().to_string(), 0, true, true)];
-        while let Some((path, depth, last, is_group)) = pending.pop() {
-            let node = if is_group {
-                let members = Group::open(store.clone(), &path)?.members()?;
+/// Walks `group` and everything below it in display order (each group followed by its
+/// members, sorted by name, arrays and groups together, each member followed by its own
+/// subtree), handing each node to `visit` as it is reached; the group itself comes first, at
+/// depth 0. Members deeper than `max_depth` (`None`: no limit) are neither visited nor listed.
+/// The walk stops as soon as `visit` breaks, giving its value; nodes not reached yet are never
+/// read. A member whose metadata cannot be read fails the walk with an error naming its key.
+/// An explicit stack, no recursion: no depth of hierarchy exhausts the thread's stack.
+pub fn walk<B>(
+    group: &Group,
+    max_depth: Option<usize>,
+    mut visit: impl FnMut(TreeEntry) -> ControlFlow<B>,
+) -> Result<Option<B>> {
+    let store = group.store();
+    // Nodes still to visit, the next one on top: (path, depth, last member, is a group).
+    let mut pending = vec![(group.path().to_string(), 0, true, true)];
+    while let Some((path, depth, last, is_group)) = pending.pop() {
+        let node = if is_group {
+            let group = Group::open(store.clone(), &path)?;
+            if max_depth.is_none_or(|max| depth < max) {
+                let members = group.members()?;
                 let mut names: Vec<(String, bool)> = members
                     .arrays
                     .into_iter()
@@ -72,17 +100,40 @@ impl Tree {
                     let member = path::join(&path, &name);
                     pending.push((member, depth + 1, index + 1 == count, is_group));
                 }
-                TreeNode::Group
-            } else {
-                TreeNode::Array(Box::new(array_metadata(store, &path)?))
-            };
-            entries.push(TreeEntry {
-                path,
-                depth,
-                last,
-                node,
-            });
+            }
+            TreeNode::Group(group.zarr_format())
+        } else {
+            TreeNode::Array(Box::new(array_metadata(store, &path)?))
+        };
+        let entry = TreeEntry {
+            path,
+            depth,
+            last,
+            node,
+        };
+        if let ControlFlow::Break(value) = visit(entry) {
+            return Ok(Some(value));
         }
+    }
+    Ok(None)
+}
+
+impl Tree {
+    /// Lists `group` and everything below it. A member whose `.zarray` or `.zgroup` cannot be
+    /// read fails the listing with an error naming its key.
+    pub fn of_group(group: &Group) -> Result<Tree> {
+        Tree::of_group_to_depth(group, None)
+    }
+
+    /// Lists `group` and its members down to `max_depth` levels below it (`None`: all), as
+    /// zarr-python 2's `group.tree(level=max_depth)`: 0 lists the group alone, 1 its direct
+    /// members too.
+    pub fn of_group_to_depth(group: &Group, max_depth: Option<usize>) -> Result<Tree> {
+        let mut entries = Vec::new();
+        walk::<()>(group, max_depth, |entry| {
+            entries.push(entry);
+            ControlFlow::Continue(())
+        })?;
         Ok(Tree { entries })
     }
 
@@ -156,7 +207,7 @@ impl Tree {
                 Value::from(entry.path.as_str())
             );
             match &entry.node {
-                TreeNode::Group => {
+                TreeNode::Group(_) => {
                     out.push_str("\"kind\":\"group\",\"children\":[");
                     open_groups.push(false);
                 }
@@ -261,6 +312,53 @@ mod tests {
     }
 
     #[test]
+    fn walks_depth_first_sorted_and_stops_early() {
+        let store = hierarchy();
+        let bar = Group::open(store.clone(), "bar").unwrap();
+        let mut seen = Vec::new();
+        let stopped = walk::<()>(&bar, None, |entry| {
+            seen.push((entry.relative_path("bar").to_string(), entry.depth));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(stopped, None);
+        let expected = [
+            ("", 0),
+            ("baz", 1),
+            ("quux", 1),
+            ("quux/baz", 2),
+            ("quux/nested", 2),
+        ];
+        let expected: Vec<_> = expected.iter().map(|(p, d)| (p.to_string(), *d)).collect();
+        assert_eq!(seen, expected);
+        // Stopping at the first array: nothing after it is read, not even a broken member.
+        store.set("bar/quux/nested/.zarray", b"{broken").unwrap();
+        let stopped = walk(&bar, None, |entry| match entry.node {
+            TreeNode::Array(_) => ControlFlow::Break(entry.path),
+            TreeNode::Group(_) => ControlFlow::Continue(()),
+        });
+        assert_eq!(stopped.unwrap().as_deref(), Some("bar/quux/baz"));
+    }
+
+    #[test]
+    fn limits_the_depth_as_zarr_python_tree_level() {
+        let store = hierarchy();
+        let root = Group::open(store, "").unwrap();
+        let text = |level| Tree::of_group_to_depth(&root, level).unwrap().to_text();
+        assert_eq!(text(Some(0)), "/");
+        assert_eq!(
+            text(Some(1)),
+            "/\n \u{251c}\u{2500}\u{2500} bar\n \u{251c}\u{2500}\u{2500} foo\n \u{2514}\u{2500}\u{2500} scalar () bool"
+        );
+        assert_eq!(text(Some(3)), text(None));
+        let json = Tree::of_group_to_depth(&root, Some(1)).unwrap().to_json();
+        assert!(
+            json.contains(r#""path":"bar","kind":"group","children":[]"#),
+            "{json}"
+        );
+    }
+
+    #[test]
     fn walks_a_deep_hierarchy_on_a_small_stack() {
         let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
         let depth = 500;
@@ -286,7 +384,7 @@ mod tests {
                 path: if level == 0 { "" } else { "g" }.to_string(),
                 depth: level,
                 last: true,
-                node: TreeNode::Group,
+                node: TreeNode::Group(2),
             })
             .collect();
         let tree = Tree { entries };

@@ -111,6 +111,8 @@ _SIGNATURES = {
     "zarr_group_info_json": [_h, _out_s],
     "zarr_group_tree_text": [_h, _out_s],
     "zarr_group_tree_json": [_h, _out_s],
+    "zarr_group_tree_text_level": [_h, C.c_int32, _out_s],
+    "zarr_group_tree_json_level": [_h, C.c_int32, _out_s],
 }
 
 
@@ -129,6 +131,12 @@ _SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
 _SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_create_format"] = [_h, C.c_char_p, C.c_int32, _out_h]
+_VISIT_FN = C.CFUNCTYPE(C.c_int32, C.c_char_p, C.c_int32, C.c_int32, C.c_void_p)  # zarr_visit_fn
+_SIGNATURES["zarr_array_info_text"] = [_h, _out_s]
+_SIGNATURES["zarr_array_info_json"] = [_h, _out_s]
+_SIGNATURES["zarr_array_digest"] = [_h, C.c_char_p, C.c_void_p, _sz, C.POINTER(_sz)]
+_SIGNATURES["zarr_array_hexdigest"] = [_h, C.c_char_p, _out_s]
+_SIGNATURES["zarr_group_visit"] = [_h, C.c_int32, _VISIT_FN, C.c_void_p, C.POINTER(C.c_int32)]
 
 
 # Stores of the caller's own (zarr_store_callbacks) and raw keys
@@ -545,11 +553,28 @@ class Group(_Handle, _Attrs):
     def info(self):
         return json.loads(_string("zarr_group_info_json", self.handle))
 
-    def tree_text(self):
-        return _string("zarr_group_tree_text", self.handle)
+    def tree_text(self, level=None):
+        """zarr_group_tree_text (zarr_group_tree_text_level with `level`, as zarr-python's tree(level=))."""
+        if level is None:
+            return _string("zarr_group_tree_text", self.handle)
+        return _string("zarr_group_tree_text_level", self.handle, level)
 
-    def tree(self):
-        return json.loads(_string("zarr_group_tree_json", self.handle))
+    def tree(self, level=None):
+        if level is None:
+            return json.loads(_string("zarr_group_tree_json", self.handle))
+        return json.loads(_string("zarr_group_tree_json_level", self.handle, level))
+
+    def visit(self, func, max_depth=-1):
+        """zarr_group_visit: func(path, kind, zarr_format) for every member (kind "array" or "group"),
+        depth first, sorted, paths relative to this group; a truthy int returned stops the visit and is
+        returned (0 when every member was visited)."""
+        kinds = {1: "array", 2: "group"}
+
+        def call(path, kind, zarr_format, _):
+            return int(func(path.decode("utf-8"), kinds[kind], zarr_format) or 0)
+        stopped = C.c_int32()
+        _call("zarr_group_visit", self.handle, max_depth, _VISIT_FN(call), None, C.byref(stopped))
+        return stopped.value
 
     @property
     def zarr_format(self):
@@ -733,6 +758,24 @@ class Array(_Handle, _Attrs):
         start = tuple(start) if start is not None else (0,) * len(shape)
         count = tuple(count) if count is not None else tuple(s - o for s, o in zip(shape, start))
         return start, count
+
+    def info(self):
+        """zarr_array_info_json, as a dict."""
+        return json.loads(_string("zarr_array_info_json", self.handle))
+
+    def info_text(self):
+        """zarr_array_info_text: zarr-python 2's str(z.info), codecs as JSON, no Python class names."""
+        return _string("zarr_array_info_text", self.handle)
+
+    def digest(self, hashname="sha1"):
+        """zarr_array_digest: zarr-python 2's Array.digest(hashname), as bytes."""
+        buf, got = C.create_string_buffer(64), _sz()
+        _call("zarr_array_digest", self.handle, _enc(hashname), buf, 64, C.byref(got))
+        return buf.raw[:got.value]
+
+    def hexdigest(self, hashname="sha1"):
+        """zarr_array_hexdigest: zarr-python 2's Array.hexdigest(hashname)."""
+        return _string("zarr_array_hexdigest", self.handle, _enc(hashname))
 
     def copy_to(self, dst, path, overrides=None, progress=None):
         """zarr_array_copy_to: a new array at `path` of store `dst`, re-encoded with the .zarray keys of

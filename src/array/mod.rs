@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 mod buffer;
 mod chunk_cache;
 mod chunk_io;
+mod digest;
 mod edit;
 mod info;
 mod orthogonal_io;

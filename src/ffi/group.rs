@@ -1,14 +1,16 @@
 //! `zarr_group`: create, open, list and annotate groups; their diagnostics and tree listing.
 
 use super::boundary::{close_handle, give_handle, give_string, out_arg, ref_arg, run, str_arg};
+use super::node::{zarr_node_kind, ZARR_NODE_ARRAY, ZARR_NODE_GROUP};
 use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::hierarchy::CreateMode;
 use crate::store::StoreHandle;
-use crate::tree::Tree;
-use std::ffi::c_char;
+use crate::tree::{self, Tree, TreeNode};
+use std::ffi::{c_char, c_void, CString};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// An open group. Safe to use from several threads at once.
@@ -278,6 +280,80 @@ pub unsafe extern "C" fn zarr_group_info_json(
     })
 }
 
+/// A depth limit from C: a negative `level` is none.
+fn level_arg(level: i32) -> Option<usize> {
+    usize::try_from(level).ok()
+}
+
+/// A visiting callback (`zarr_group_visit`): called with a member's path relative to the
+/// visited group (NUL-terminated UTF-8, valid during the call only), its kind
+/// (`ZARR_NODE_ARRAY` or `ZARR_NODE_GROUP`), its Zarr format (2 or 3) and the visit's
+/// `user_data`. It returns 0 to go on; any other value stops the visit, which hands that
+/// value back through `out_stopped`.
+#[allow(non_camel_case_types)]
+pub type zarr_visit_fn = Option<
+    unsafe extern "C" fn(
+        path: *const c_char,
+        kind: zarr_node_kind,
+        zarr_format: i32,
+        user_data: *mut c_void,
+    ) -> i32,
+>;
+
+/// Visits every member below the group, as zarr-python 2's `group.visititems` (and `visit`,
+/// `visitkeys`, `visitvalues`, which differ only in what Python hands the callback): depth
+/// first, each group's members sorted by name (arrays and groups together), each member
+/// followed by its own members; the group itself is not visited. Paths are relative to the
+/// group (`"bar"`, `"bar/baz"`). `max_depth` limits how deep (1: the direct members only; a
+/// negative value: no limit). `visit` is called on the calling thread, one member at a time; a
+/// nonzero return stops the visit at once, and nodes not reached are never read.
+///
+/// The call returns `ZARR_OK` whether or not it was stopped; `*out_stopped` (may be NULL) is
+/// 0 when every member was visited, else the callback's nonzero value (zarr-python returns
+/// the callback's first non-`None` value). A member whose metadata cannot be read stops the
+/// visit with an error naming its key (`ZARR_ERR_INVALID_METADATA` and the like); a NULL `visit`
+/// is `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `group` must be a live handle, `visit` a function that `user_data` suits, `out_stopped` NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_visit(
+    group: *const zarr_group,
+    max_depth: i32,
+    visit: zarr_visit_fn,
+    user_data: *mut c_void,
+    out_stopped: *mut i32,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let callback =
+            visit.ok_or_else(|| Error::InvalidArgument("visit must not be NULL".to_string()))?;
+        let base = group.path().to_string();
+        let stopped = tree::walk(group, level_arg(max_depth), |entry| {
+            if entry.depth == 0 {
+                return ControlFlow::Continue(());
+            }
+            let kind = match entry.node {
+                TreeNode::Group(_) => ZARR_NODE_GROUP,
+                TreeNode::Array(_) => ZARR_NODE_ARRAY,
+            };
+            // Paths are store keys: never with an interior NUL.
+            let path = CString::new(entry.relative_path(&base)).unwrap_or_default();
+            // SAFETY: the caller gives a valid function, to be called with its own user_data.
+            match unsafe { callback(path.as_ptr(), kind, entry.zarr_format().into(), user_data) } {
+                0 => ControlFlow::Continue(()),
+                value => ControlFlow::Break(value),
+            }
+        })?;
+        if !out_stopped.is_null() {
+            // SAFETY: checked non-NULL; the caller says it is writable.
+            unsafe { *out_stopped = stopped.unwrap_or(0) };
+        }
+        Ok(())
+    })
+}
+
 /// The group and everything below it as text, byte for byte as zarr-python 2.18 prints
 /// `str(group.tree())`: the group's name (`/` for the root), then one line per member drawn
 /// with box-drawing characters (UTF-8), members sorted by name, an array shown as
@@ -314,5 +390,43 @@ pub unsafe extern "C" fn zarr_group_tree_json(
 ) -> zarr_status {
     text_out(group, out_json, "out_json", |group| {
         Ok(Tree::of_group(group)?.to_json())
+    })
+}
+
+/// `zarr_group_tree_text` down to `level` levels below the group, as zarr-python 2's
+/// `str(group.tree(level=level))`: 0 prints the group alone, 1 its direct members too (groups
+/// among them without theirs); a negative `level` is no limit (`zarr_group_tree_text`).
+///
+/// # Safety
+/// `group` must be a live handle and `out_text` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_tree_text_level(
+    group: *const zarr_group,
+    level: i32,
+    out_text: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let tree = Tree::of_group_to_depth(group, level_arg(level))?;
+        give_string(out_arg(out_text, "out_text")?, tree.to_text())
+    })
+}
+
+/// `zarr_group_tree_json` down to `level` levels below the group (as
+/// `zarr_group_tree_text_level`): groups at the limit have empty `children`; a negative
+/// `level` is no limit.
+///
+/// # Safety
+/// `group` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_tree_json_level(
+    group: *const zarr_group,
+    level: i32,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let group = &ref_arg(group, "group")?.inner;
+        let tree = Tree::of_group_to_depth(group, level_arg(level))?;
+        give_string(out_arg(out_json, "out_json")?, tree.to_json())
     })
 }

@@ -1,11 +1,13 @@
 //! Hierarchy operations on paths of a store: what a path holds, deleting and moving nodes;
 //! and an array's diagnostics.
 
+use super::array::array_arg;
 use super::array::{text_out, zarr_array};
-use super::boundary::{out_arg, ref_arg, run, str_arg};
+use super::boundary::{out_arg, ref_arg, run, slice_out, str_arg};
 use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::array::Array;
+use crate::error::{Error, Result};
 use crate::hierarchy::{self, NodeKind};
 use crate::path;
 use std::ffi::c_char;
@@ -105,7 +107,10 @@ pub unsafe extern "C" fn zarr_store_set_fill_value(
     })
 }
 
-/// Diagnostics like zarr-python's `info`, as JSON: `path`, `zarr_format`, `dtype` (the NumPy
+/// Diagnostics like zarr-python's `info`, as JSON: `name` (zarr-python's `"/"` + path; null
+/// for an array at the store root, as there), `path`, `store` (the location it was opened
+/// with), `store_type` (`"directory"`, `"zip"`, `"memory"`, ... as `zarr_group_info_json`),
+/// `read_only` (opened with `ZARR_MODE_READ`), `zarr_format`, `dtype` (the NumPy
 /// type string), `shape`, `chunks` (for a sharded array: the shards), `nbytes` (the values;
 /// null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
 /// `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
@@ -120,4 +125,95 @@ pub unsafe extern "C" fn zarr_array_info_json(
     out_json: *mut *mut c_char,
 ) -> zarr_status {
     text_out(array, out_json, "out_json", |a| Ok(a.info()?.to_string()))
+}
+
+/// The diagnostics as zarr-python 2 prints `str(z.info)`: `Key : value` lines, keys padded to
+/// the longest, each ending in `\n`: `Name` (none at the store root), `Data type`, `Shape`,
+/// `Chunk shape` (NumPy's and Python's notation), `Order`, `Read-only`, `Filter [i]`,
+/// `Compressor`, `Store type`, `No. bytes`, then when anything is stored `No. bytes stored`
+/// and `Storage ratio`, and `Chunks initialized`; sizes from 1 KiB on with zarr-python's
+/// human-readable form (`1000000 (976.6K)`). Lines about Python objects differ on purpose:
+/// codecs are their JSON configurations (not numcodecs' `repr`), the store type is libzarr's
+/// name for it, there is no `Type` line; a v3 array has one `Codecs` line. `No. bytes stored`
+/// counts every key of the array (zarr-python 2's directory store counts only the files
+/// directly in the array's directory, missing nested `/` chunks). Free with
+/// `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_text` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_info_text(
+    array: *const zarr_array,
+    out_text: *mut *mut c_char,
+) -> zarr_status {
+    text_out(array, out_text, "out_text", |a| a.info_text())
+}
+
+/// The hash name of a digest call: NULL is `"sha1"`, zarr-python's default.
+fn hashname_arg<'a>(hashname: *const c_char) -> Result<&'a str> {
+    match hashname.is_null() {
+        true => Ok("sha1"),
+        false => str_arg(hashname, "hashname"),
+    }
+}
+
+/// The array's digest as zarr-python 2's `Array.digest(hashname)` computes it, so both give
+/// the same bytes for the same stored array: one hash over the stored bytes of every chunk of
+/// the grid in C order of chunk positions (chunks never written add nothing; chunks outside
+/// the current shape are left out), then the stored `.zarray`, then the stored `.zattrs` (a v3
+/// array: its chunks or shards, then its `zarr.json`). The bytes are hashed as stored
+/// (compressed), so two arrays of equal values but other codecs or metadata differ.
+/// `hashname` is one of `"sha1"` (NULL: zarr-python's default; 20 bytes), `"sha224"`,
+/// `"sha256"`, `"sha384"`, `"sha512"` and `"md5"`, as Python's `hashlib` names them (any
+/// case); another is `ZARR_ERR_UNSUPPORTED`. The digest is written to `out`, which must hold
+/// `out_size` bytes: fewer than the digest's length is `ZARR_ERR_BUFFER_SIZE` (saying the
+/// length); `*out_len` (may be NULL) receives the length. Only stored chunks are read, one
+/// at a time.
+///
+/// # Safety
+/// `array` must be a live handle, `hashname` NULL or a NUL-terminated string, `out` writable
+/// for `out_size` bytes, `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_digest(
+    array: *const zarr_array,
+    hashname: *const c_char,
+    out: *mut u8,
+    out_size: usize,
+    out_len: *mut usize,
+) -> zarr_status {
+    run(|| {
+        let array = array_arg(array)?;
+        let hashname = hashname_arg(hashname)?;
+        let digest = array.digest(hashname)?;
+        if out_size < digest.len() {
+            return Err(Error::BufferSize(format!(
+                "a {hashname} digest takes {} bytes, out_size is {out_size}",
+                digest.len()
+            )));
+        }
+        slice_out(out, digest.len(), "out")?.copy_from_slice(&digest);
+        if !out_len.is_null() {
+            // SAFETY: checked non-NULL; the caller says it is writable.
+            unsafe { *out_len = digest.len() };
+        }
+        Ok(())
+    })
+}
+
+/// `zarr_array_digest` as lower-case hexadecimal text, as zarr-python 2's
+/// `Array.hexdigest(hashname)` (`hashname` NULL: `"sha1"`). Free with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle, `hashname` NULL or a NUL-terminated string, `out_hex`
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_hexdigest(
+    array: *const zarr_array,
+    hashname: *const c_char,
+    out_hex: *mut *mut c_char,
+) -> zarr_status {
+    text_out(array, out_hex, "out_hex", |array| {
+        let digest = array.digest(hashname_arg(hashname)?)?;
+        Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+    })
 }

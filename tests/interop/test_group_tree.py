@@ -169,3 +169,63 @@ def test_read_only_and_unreadable_members(tmp_path):
             assert err.value.name == "ZARR_ERR_INVALID_METADATA"
             assert "bar/quux/baz/.zarray" in err.value.message and "chunks" in err.value.message
         assert bar.info()["groups"] == ["baz", "quux"]  # its own members are still listed
+
+
+def python_visit(group):
+    """(path, kind) of every member in zarr-python 2's visititems order."""
+    seen = []
+    group.visititems(lambda path, obj: seen.append((path, "array" if hasattr(obj, "shape") else "group")))
+    return seen
+
+
+VISIT_ZARR2 = pytest.mark.skipif(ZARR3, reason="zarr 3 has no visit/visititems")
+
+
+@VISIT_ZARR2
+@pytest.mark.parametrize("writer", ["python", "libzarr"])
+@pytest.mark.parametrize("group_path", ["", "bar", "B/é"])
+def test_visit_order_is_zarr2s(tmp_path, writer, group_path):
+    (python_writes if writer == "python" else libzarr_writes)(tmp_path)
+    root = zpy.open_group(tmp_path)
+    expected = python_visit(root[group_path] if group_path else root)
+    seen = []
+    with libzarr.open_store(tmp_path) as store, store.open_group(group_path) as group:
+        assert group.visit(lambda path, kind, fmt: seen.append((path, kind))) == 0
+    assert seen == expected
+    # zarr-python's visit gives the same paths as visititems.
+    paths = []
+    (root[group_path] if group_path else root).visit(paths.append)
+    assert paths == [path for path, _ in seen]
+
+
+@VISIT_ZARR2
+@pytest.mark.parametrize("writer", ["python", "libzarr"])
+def test_visit_stops_where_zarr2_stops(tmp_path, writer):
+    """zarr-python returns the first non-None value of the callback; libzarr the first nonzero one."""
+    (python_writes if writer == "python" else libzarr_writes)(tmp_path)
+    root = zpy.open_group(tmp_path)
+    first_array = root.visititems(lambda path, obj: path if hasattr(obj, "shape") else None)
+    found = []
+
+    def stop_at_array(path, kind, fmt):
+        found.append(path)
+        return 5 if kind == "array" else 0
+    with libzarr.open_store(tmp_path) as store, store.open_group("") as group:
+        assert group.visit(stop_at_array) == 5
+    assert found[-1] == first_array
+    assert found == [path for path, _ in python_visit(root)][:len(found)]
+
+
+@TEXT_ONLY_ZARR2
+@pytest.mark.parametrize("writer", ["python", "libzarr"])
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_tree_level_text_is_zarr2s(tmp_path, writer, level):
+    (python_writes if writer == "python" else libzarr_writes)(tmp_path)
+    expected = str(zpy.open_group(tmp_path).tree(level=level))
+    with libzarr.open_store(tmp_path) as store, store.open_group("") as group:
+        assert group.tree_text(level) == expected
+        tree = group.tree(level)
+
+    def depth(node):
+        return 1 + max(map(depth, node.get("children") or []), default=-1) if node["kind"] == "group" else 0
+    assert depth(tree) <= level
