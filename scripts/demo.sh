@@ -2,11 +2,13 @@
 # Builds libzarr, compiles examples/demo.c with plain gcc (no CMake) and runs it on a fresh
 # store under target/. If a virtual environment under .venv/ has zarr-python (scripts/test.sh
 # makes .venv/zarr2 and .venv/zarr3), shows what zarr-python reads back.
-# Needs only Rust (cargo), gcc and python3. Works from any directory.
+# Needs only Rust (cargo), gcc and python3 (g++, for blosc's snappy, is installed with apt when
+# missing). Works from any directory.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+scripts/ensure-cxx.sh
 echo "== cargo build --release"
 cargo build --release
 

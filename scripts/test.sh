@@ -19,11 +19,7 @@ echo "== Test servers (S3: SeaweedFS, Azure: Azurite, HTTP: nginx, Redis) on 127
 start_servers "$root/target/test-servers"
 
 echo "== Rust tests"
-# blosc's snappy (the default feature blosc-snappy) is C++: a machine with only gcc needs g++.
-if ! command -v c++ >/dev/null 2>&1; then
-  apt-get install -y -qq --no-install-recommends g++ >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends g++; } >/dev/null
-fi
+scripts/ensure-cxx.sh
 cargo build --release
 cargo test --release
 
