@@ -1363,6 +1363,44 @@ zarr_status zarr_array_create_mode(zarr_store *store,
 zarr_status zarr_array_open(zarr_store *store, const char *path, zarr_array **out_array);
 
 /**
+ * Opens a view of `array` as zarr-python 2's `Array.view`: the same stored chunks read
+ * through metadata that only the new handle holds (nothing is written to the store). The
+ * members of `overrides_json` (a JSON object; NULL or `"{}"` changes nothing) replace the
+ * array's: for v2 `shape`, `chunks`, `dtype`, `fill_value` and `filters`, for v3 `shape`,
+ * `chunk_grid`, `data_type`, `fill_value` and `codecs`; any other member is
+ * `ZARR_ERR_INVALID_ARGUMENT` naming it. `"read_only": true` makes a view that refuses writes
+ * (`ZARR_ERR_READ_ONLY`); by default the view writes as `array` does, its chunks encoded by
+ * the view's metadata. A new data type without a new fill value takes the old fill value cast
+ * as NumPy casts it. The metadata is checked as an open checks it
+ * (`ZARR_ERR_INVALID_METADATA` / `ZARR_ERR_UNSUPPORTED`); stored chunks that do not decode
+ * to the view's chunk size fail when read, never read as fill values. A view cannot be
+ * resized or appended to (`ZARR_ERR_UNSUPPORTED`). Close it with `zarr_array_close`; it
+ * stays valid after `array` is closed.
+ *
+ * # Safety
+ * `array` must be a live handle, `overrides_json` NULL or a NUL-terminated string,
+ * `out_array` writable.
+ */
+zarr_status zarr_array_view(const zarr_array *array,
+                            const char *overrides_json,
+                            zarr_array **out_array);
+
+/**
+ * Opens a read-only view of `array` whose elements read converted to the numeric type
+ * `dtype` (a NumPy type string: `"<f8"`, `"i2"`, `"|u1"`; the byte order is the stored one),
+ * as zarr-python 2's `Array.astype`: values convert as NumPy's `astype` converts them
+ * (floats to integers truncate; out-of-range values wrap or saturate as NumPy's do), and the
+ * fill value converts the same way. The view's metadata is the array's with an `astype`
+ * filter (`{"id": "astype", "encode_dtype": old, "decode_dtype": new}`; for v3 the
+ * `numcodecs.astype` codec) before its own, as zarr-python's. Types that are not numeric
+ * are `ZARR_ERR_INVALID_METADATA` or `ZARR_ERR_UNSUPPORTED`. Writes are `ZARR_ERR_READ_ONLY`.
+ *
+ * # Safety
+ * `array` must be a live handle, `dtype` a NUL-terminated string, `out_array` writable.
+ */
+zarr_status zarr_array_astype(const zarr_array *array, const char *dtype, zarr_array **out_array);
+
+/**
  * Releases an array handle. NULL is a harmless no-op.
  *
  * # Safety

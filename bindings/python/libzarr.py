@@ -58,6 +58,8 @@ _SIGNATURES = {
     "zarr_array_create": [_h, C.c_char_p, C.c_char_p, _out_h],
     "zarr_array_open": [_h, C.c_char_p, _out_h],
     "zarr_array_close": [_h],
+    "zarr_array_view": [_h, C.c_char_p, _out_h],
+    "zarr_array_astype": [_h, C.c_char_p, _out_h],
     "zarr_array_ndim": [_h, C.POINTER(C.c_size_t)],
     "zarr_array_shape": [_h, _sz, _u64p],
     "zarr_array_chunks": [_h, _sz, _u64p],
@@ -586,6 +588,20 @@ class Group(_Handle, _Attrs):
 
 class Array(_Handle, _Attrs):
     _close, _attrs_get, _attrs_set = "zarr_array_close", "zarr_array_attrs_get", "zarr_array_attrs_set"
+
+    def view(self, **overrides):
+        """zarr_array_view: a view whose metadata members are the keyword arguments (shape,
+        chunks, dtype, fill_value, filters for v2; chunk_grid, data_type, codecs for v3;
+        read_only)."""
+        out = C.c_void_p()
+        _call("zarr_array_view", self.handle, json.dumps(overrides).encode(), C.byref(out))
+        return Array(out, self._owner)
+
+    def astype(self, dtype):
+        """zarr_array_astype: a read-only view converting elements to the NumPy type string dtype."""
+        out = C.c_void_p()
+        _call("zarr_array_astype", self.handle, _enc(dtype), C.byref(out))
+        return Array(out, self._owner)
 
     @property
     def ndim(self):

@@ -3,7 +3,7 @@
 use super::Array;
 use crate::error::{Error, Result};
 use crate::hierarchy;
-use crate::metadata::{self, ArrayMetadata};
+use crate::metadata::{self, ArrayMetadata, JsonDocument};
 use crate::path;
 use crate::store::StoreHandle;
 use serde_json::Value;
@@ -28,16 +28,27 @@ impl Array {
         let stored = hierarchy::read_array_metadata(store, &path)?.ok_or_else(missing)?;
         let mut document = stored.document;
         document.set("fill_value", &value);
-        let meta = match stored.metadata.zarr_format() {
-            3 => ArrayMetadata::parse_v3(&document, &stored.key)?,
-            _ => {
-                let parsed = metadata::parse_document(&document.render(), &stored.key)?;
-                let mut meta = ArrayMetadata::parse(&parsed, &stored.key)?;
-                meta.chunk_keys = stored.metadata.chunk_keys;
-                meta
-            }
-        };
+        let meta = reparse(&document, &stored.metadata, &stored.key)?;
         Self::from_metadata(store.clone(), path, meta).map_err(|e| e.context(&stored.key))?;
         hierarchy::write_document(store, &stored.key, &document)
     }
+}
+
+/// The metadata of the document `document` (read from `key`), an edited copy of the one
+/// `original` came from, checked as an open checks it. A v2 document that does not say its
+/// `dimension_separator` keeps the chunk keys `original` found stored.
+pub(super) fn reparse(
+    document: &JsonDocument,
+    original: &ArrayMetadata,
+    key: &str,
+) -> Result<ArrayMetadata> {
+    if original.zarr_format() == 3 {
+        return ArrayMetadata::parse_v3(document, key);
+    }
+    let parsed = metadata::parse_document(&document.render(), key)?;
+    let mut meta = ArrayMetadata::parse(&parsed, key)?;
+    if parsed.get("dimension_separator").is_none_or(Value::is_null) {
+        meta.chunk_keys = original.chunk_keys;
+    }
+    Ok(meta)
 }

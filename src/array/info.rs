@@ -48,7 +48,7 @@ impl Array {
             "path": self.path,
             "store": store.location(),
             "store_type": store.kind().name(),
-            "read_only": store.mode() == OpenMode::Read,
+            "read_only": self.read_only || store.mode() == OpenMode::Read,
             "zarr_format": self.zarr_format(),
             "dtype": meta.dtype.to_json(),
             "shape": shape,

@@ -26,6 +26,7 @@ mod resize;
 mod selected;
 mod shard_index_cache;
 mod shard_io;
+mod view;
 mod vlen_io;
 
 pub use chunk_cache::{ChunkCacheStats, ENTRY_OVERHEAD};
@@ -71,6 +72,10 @@ pub struct Array {
     chunk_cache: chunk_cache::ChunkCache,
     /// Shard indexes this handle read, for sharded arrays in local files.
     shard_indexes: shard_index_cache::ShardIndexCache,
+    /// Whether this handle refuses writes whatever its store allows (a read-only view).
+    read_only: bool,
+    /// Whether this handle is a view: metadata that only it holds, so never resized.
+    is_view: bool,
 }
 
 impl Array {
@@ -277,6 +282,8 @@ impl Array {
             object: codecs.object,
             chunk_cache: Default::default(),
             shard_indexes: Default::default(),
+            read_only: false,
+            is_view: false,
         })
     }
 
@@ -397,16 +404,19 @@ impl Array {
 
     /// Replaces the user attributes with a JSON object.
     pub fn set_attributes(&self, json: &str) -> Result<()> {
+        self.check_writable()?;
         hierarchy::set_attributes(&self.store, &self.path, json)
     }
 
     /// Sets the members of a JSON object in the user attributes, keeping the others.
     pub fn update_attributes(&self, json: &str) -> Result<()> {
+        self.check_writable()?;
         hierarchy::update_attributes(&self.store, &self.path, json)
     }
 
     /// Removes one member of the user attributes ([`Error::NotFound`] when there is none).
     pub fn delete_attribute(&self, name: &str) -> Result<()> {
+        self.check_writable()?;
         hierarchy::delete_attribute(&self.store, &self.path, name)
     }
 
@@ -421,6 +431,22 @@ impl Array {
     }
 
     /// Prefixes an error about a selection or buffer with the array's path.
+    /// Checks that this handle may write its chunks and attributes: not a read-only view, and
+    /// a store open for writing.
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(self.named(Error::ReadOnly(
+                "this handle is a read-only view (zarr_array_view, zarr_array_astype)".into(),
+            )));
+        }
+        self.store.check_writable(&self.path)
+    }
+
+    /// Whether this handle is a view (`zarr_array_view`, `zarr_array_astype`).
+    pub fn is_view(&self) -> bool {
+        self.is_view
+    }
+
     fn named(&self, err: Error) -> Error {
         err.context(format!("array {:?}", self.path))
     }

@@ -306,7 +306,7 @@ impl Array {
         data: &[u8],
         how: &ElementCopy,
     ) -> Result<()> {
-        self.store.check_writable(&self.path)?;
+        self.check_writable()?;
         self.require_fixed_size()?;
         let plan = self.plan(selection)?;
         let layout = BufferLayout::new(

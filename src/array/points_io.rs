@@ -74,7 +74,7 @@ impl Array {
     /// Writes one element per point from `data` to the `npoints` points given by `coords`.
     /// Where a point repeats, the last one wins.
     pub fn write_points(&self, npoints: usize, coords: &[u64], data: &[u8]) -> Result<()> {
-        self.store.check_writable(&self.path)?;
+        self.check_writable()?;
         self.require_fixed_size()?;
         let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
             .map_err(|e| self.named(e))?;
@@ -89,7 +89,7 @@ impl Array {
         data: &[u8],
         how: &ElementCopy,
     ) -> Result<()> {
-        self.store.check_writable(&self.path)?;
+        self.check_writable()?;
         self.check_point_buffer(plan, how.src_size, data.len())?;
         if self.sharding.is_some() {
             let chunks = (0..plan.chunk_count())

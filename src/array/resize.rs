@@ -8,6 +8,17 @@ use crate::path;
 use rayon::prelude::*;
 
 impl Array {
+    /// Checks that this handle may change the array's shape: not a view (whose metadata is
+    /// not stored), with writes allowed.
+    fn check_resizable(&self) -> Result<()> {
+        if self.is_view {
+            return Err(self.named(Error::Unsupported(
+                "a view cannot be resized or appended to: its metadata is not stored".into(),
+            )));
+        }
+        self.check_writable()
+    }
+
     /// Changes the array's shape to `new_shape` (same number of dimensions), keeping the data
     /// inside both shapes and the attributes. Chunks wholly outside the new shape are deleted
     /// from the store; the part of an edge chunk that falls outside a shrunk dimension is reset
@@ -19,6 +30,7 @@ impl Array {
     /// same array keep theirs until reopened.
     pub fn resize(&self, new_shape: &[u64]) -> Result<()> {
         let key = path::join(&self.path, self.metadata_key());
+        self.check_resizable()?;
         self.store.check_writable(&key)?;
         if new_shape.len() != self.ndim() {
             return Err(self.named(Error::InvalidArgument(format!(
@@ -208,7 +220,7 @@ impl Array {
         check: impl FnOnce(&[u64]) -> Result<()>,
         write: impl FnOnce(&[u64], &[u64]) -> Result<()>,
     ) -> Result<()> {
-        self.store.check_writable(&self.path)?;
+        self.check_resizable()?;
         let old_shape = self.shape();
         if axis >= old_shape.len() {
             return Err(self.named(Error::InvalidArgument(format!(

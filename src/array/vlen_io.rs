@@ -131,7 +131,7 @@ impl Array {
         offsets: &[i64],
         data: &[u8],
     ) -> Result<()> {
-        self.store.check_writable(&self.path)?;
+        self.check_writable()?;
         let (codec, selected) = self.object_selection(selection)?;
         let n = selected.len() as usize;
         let items = caller_items(codec, n, offsets, data)?;
