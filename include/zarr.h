@@ -8,8 +8,9 @@
 #include <stdint.h>
 
 /*
- * libzarr reads and writes Zarr v2 and v3 hierarchies in directories, zip files, memory, S3,
- * Azure, GCS and on web servers. A program opens a store (zarr_store_open), then groups and
+ * libzarr reads and writes Zarr v2 and v3 hierarchies in directories, zip files, N5 containers,
+ * memory, SQLite, LMDB, dbm and Redis databases, S3, Azure and GCS, stores of the program's own
+ * (zarr_store_open_callbacks), and reads them from web servers. A program opens a store (zarr_store_open), then groups and
  * arrays in it (zarr_group_open, zarr_array_open, or their _create), reads and writes boxes of
  * values (zarr_array_read, zarr_array_write) or other selections, and closes what it opened.
  *
@@ -419,7 +420,8 @@ typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_da
 #define ZARR_ERR_UNSUPPORTED -9
 
 /**
- * A chunk's bytes could not be decoded: corrupt, truncated or of the wrong size.
+ * Stored bytes could not be decoded: a chunk corrupt, truncated or of the wrong size, or a
+ * damaged container (a zip archive, a database file) the store reads.
  */
 #define ZARR_ERR_CORRUPT_CHUNK -10
 
@@ -636,12 +638,12 @@ typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_da
 #define ZARR_NODE_NONE 0
 
 /**
- * An array (`.zarray`).
+ * An array (v2 `.zarray`, v3 `zarr.json` of `node_type` `"array"`).
  */
 #define ZARR_NODE_ARRAY 1
 
 /**
- * A group (`.zgroup`).
+ * A group (v2 `.zgroup`, v3 `zarr.json` of `node_type` `"group"`).
  */
 #define ZARR_NODE_GROUP 2
 
@@ -907,7 +909,9 @@ zarr_status zarr_store_open_options(const char *location,
  * programs at this point (as zarr-python's `ZipStore.flush`); the store stays writable, and
  * later writes are in the archive after the next flush or `zarr_store_close`. The archive is
  * replaced at once (a working file renamed over it), so other readers see it before or after
- * the flush, never in between. Nothing to do for other stores. A failure (e.g. a full disk) is
+ * the flush, never in between. A `dbm.gnu` database is synced to its file and a `dbm.dumb`
+ * one has its index rewritten without the lines later writes superseded (as Python's
+ * `dbm` `sync`); other stores write as they go, so there is nothing to do. A failure (e.g. a full disk) is
  * `ZARR_ERR_IO` naming the archive, which then stays as the last successful flush left it.
  *
  * # Safety
@@ -1217,8 +1221,9 @@ zarr_status zarr_group_attrs_delete(zarr_group *group, const char *name);
 /**
  * Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
  * `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
- * (`"directory"`, `"zip"` or `"memory"`), `read_only`, `num_members`, `num_arrays`,
- * `num_groups`, and the sorted member names in `arrays` and `groups`. Free with
+ * (`"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"`, `"redis"`,
+ * `"sqlite"` or `"lmdb"`), `read_only`, `num_members`,
+ * `num_arrays`, `num_groups`, and the sorted member names in `arrays` and `groups`. Free with
  * `zarr_string_free`.
  *
  * # Safety
@@ -1821,7 +1826,8 @@ zarr_status zarr_array_selection_size(const zarr_array *array,
 /**
  * The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
  * `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
- * `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type); `"null"` for other arrays.
+ * `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type), `{"id": "json2", ...}` or
+ * `{"id": "msgpack2"}` (strings), with their full configurations; `"null"` for other arrays.
  * Free with `zarr_string_free`.
  *
  * # Safety

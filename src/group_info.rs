@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 impl Group {
     /// Diagnostics like zarr-python's `group.info`: `name` (h5py style: `"/"` for the root,
     /// else `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
-    /// (`"directory"`, `"zip"` or `"memory"`), `read_only`, `num_members`, `num_arrays`,
+    /// (as [`crate::store::StoreKind::name`] gives it), `read_only`, `num_members`, `num_arrays`,
     /// `num_groups`, and the sorted member names in `arrays` and `groups`.
     pub fn info(&self) -> Result<Value> {
         let members = self.members()?;

@@ -17,9 +17,9 @@ use std::ffi::c_char;
 pub type zarr_node_kind = i32;
 /// Nothing: neither an array nor a group.
 pub const ZARR_NODE_NONE: zarr_node_kind = 0;
-/// An array (`.zarray`).
+/// An array (v2 `.zarray`, v3 `zarr.json` of `node_type` `"array"`).
 pub const ZARR_NODE_ARRAY: zarr_node_kind = 1;
-/// A group (`.zgroup`).
+/// A group (v2 `.zgroup`, v3 `zarr.json` of `node_type` `"group"`).
 pub const ZARR_NODE_GROUP: zarr_node_kind = 2;
 
 /// Whether `path` holds an array, a group or nothing.

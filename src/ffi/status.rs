@@ -29,7 +29,8 @@ pub const ZARR_ERR_READ_ONLY: zarr_status = -7;
 pub const ZARR_ERR_INVALID_METADATA: zarr_status = -8;
 /// Valid but unsupported: data type, codec id, filter, format version.
 pub const ZARR_ERR_UNSUPPORTED: zarr_status = -9;
-/// A chunk's bytes could not be decoded: corrupt, truncated or of the wrong size.
+/// Stored bytes could not be decoded: a chunk corrupt, truncated or of the wrong size, or a
+/// damaged container (a zip archive, a database file) the store reads.
 pub const ZARR_ERR_CORRUPT_CHUNK: zarr_status = -10;
 /// An operating-system I/O error.
 pub const ZARR_ERR_IO: zarr_status = -11;

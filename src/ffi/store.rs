@@ -265,7 +265,9 @@ pub(super) fn access_mode(mode: zarr_open_mode) -> Result<AccessMode> {
 /// programs at this point (as zarr-python's `ZipStore.flush`); the store stays writable, and
 /// later writes are in the archive after the next flush or `zarr_store_close`. The archive is
 /// replaced at once (a working file renamed over it), so other readers see it before or after
-/// the flush, never in between. Nothing to do for other stores. A failure (e.g. a full disk) is
+/// the flush, never in between. A `dbm.gnu` database is synced to its file and a `dbm.dumb`
+/// one has its index rewritten without the lines later writes superseded (as Python's
+/// `dbm` `sync`); other stores write as they go, so there is nothing to do. A failure (e.g. a full disk) is
 /// `ZARR_ERR_IO` naming the archive, which then stays as the last successful flush left it.
 ///
 /// # Safety

@@ -10,7 +10,8 @@ use std::ffi::{c_char, c_void};
 
 /// The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
 /// `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
-/// `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type); `"null"` for other arrays.
+/// `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type), `{"id": "json2", ...}` or
+/// `{"id": "msgpack2"}` (strings), with their full configurations; `"null"` for other arrays.
 /// Free with `zarr_string_free`.
 ///
 /// # Safety
