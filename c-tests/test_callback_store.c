@@ -219,6 +219,14 @@ static void test_failures(void) {
     m.lengths[find(&m, "x/0.0")] = 3; /* size now says 3; a chunk of 3 bytes is corrupt */
     CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_CORRUPT_CHUNK);
     CHECK_CONTAINS(zarr_last_error(), "0.0");
+    /* A size no process can hold: refused before any allocation, naming the key. */
+    m.lengths[find(&m, "x/0.0")] = (size_t)1 << 62;
+    uint64_t huge = 0;
+    CHECK_OK(zarr_store_value_size(s, "x/0.0", &(bool){false}, &huge));
+    CHECK(huge == (uint64_t)1 << 62);
+    CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_TOO_LARGE);
+    CHECK_CONTAINS(zarr_last_error(), "x/0.0");
+    m.lengths[find(&m, "x/0.0")] = 5;
     /* A full map: the write's status. */
     for (int i = m.count; i < MAX_KEYS; i++) CHECK_OK(zarr_store_set(s, strf("pad/%d", i), "p", 1));
     CHECK_STATUS(zarr_store_set(s, "one/more", "p", 1), ZARR_ERR_TOO_LARGE);
