@@ -149,8 +149,26 @@ def test_python_reads_the_index_a_dumb_writer_leaves_before_closing(tmp_path):
     assert len((tmp_path / "open.db.dir").read_bytes().splitlines()) == 3
     with dbm.dumb.open(str(path), "r") as d:
         assert d[b"k"] == b"a longer new value" * 40 and d[b"j"] == b"x" and len(d) == 2
-    store.close()
+    store.flush()  # as close, but the store stays open
     assert (tmp_path / "open.db.dir").read_bytes().splitlines() == [b"'j', (1536, 1)", b"'k', (512, 720)"]
+    store.set("k", b"newest")
+    with dbm.dumb.open(str(path), "r") as d:
+        assert d[b"k"] == b"newest" and len(d) == 2
+    store.close()
+    assert len((tmp_path / "open.db.dir").read_bytes().splitlines()) == 2
+
+
+def test_flush_syncs_a_gdbm_database(tmp_path):
+    """zarr_store_flush syncs a dbm.gnu database: while the store stays open (holding GDBM's writer lock, so
+    no other process may open it), the file holds every write: a copy of it is read whole by zarr-python."""
+    import shutil
+    path = db_path(tmp_path, "gnu")
+    store = libzarr.Store.open_options(f"dbm://{path}", "a", {"dbm_format": "gnu"})
+    libzarr_writes(store)
+    store.flush()
+    shutil.copyfile(path, tmp_path / "copy.db")
+    assert without_keys(kv_stores.run_dbm("read", "gnu", tmp_path / "copy.db")) == EXPECTED
+    store.close()
 
 
 def test_dbm_errors_name_the_location(tmp_path):
