@@ -11,6 +11,7 @@ use super::status::zarr_status;
 use super::store::zarr_store;
 use crate::copy::{self, Progress};
 use crate::copy::{CopyCounts, NodeCopyOptions, StoreCopyOptions};
+use crate::error::Result;
 use std::ffi::{c_char, c_void, CString};
 use std::ops::ControlFlow;
 
@@ -200,15 +201,60 @@ fn log_fn(callback: zarr_copy_log_fn, user_data: *mut c_void) -> impl FnMut(&str
     }
 }
 
-/// The options text, `None` for NULL.
-unsafe fn options_arg<'a>(options_json: *const c_char) -> crate::error::Result<Option<&'a str>> {
-    match options_json.is_null() {
-        true => Ok(None),
-        false => str_arg(options_json, "options_json").map(Some),
+/// The raw arguments the two copies with options share.
+struct CopyCall {
+    src: *const zarr_store,
+    src_path: *const c_char,
+    dst: *mut zarr_store,
+    dst_path: *const c_char,
+    options_json: *const c_char,
+}
+
+/// [`CopyCall`]'s arguments, checked.
+struct CopyArgs<'a> {
+    src: &'a zarr_store,
+    src_path: &'a str,
+    dst: &'a zarr_store,
+    dst_path: &'a str,
+    /// The options text, `None` for NULL.
+    options: Option<&'a str>,
+}
+
+impl CopyCall {
+    /// Zeroes `counts_out` (if given), checks the arguments, runs `copy` with the caller's
+    /// callbacks, and hands its counts over when it succeeds.
+    unsafe fn run(
+        self,
+        log: zarr_copy_log_fn,
+        progress: zarr_progress_fn,
+        user_data: *mut c_void,
+        counts_out: *mut zarr_copy_counts,
+        copy: impl FnOnce(&CopyArgs, &mut copy::LogFn, &mut copy::ProgressFn) -> Result<CopyCounts>,
+    ) -> zarr_status {
+        give_counts(counts_out, CopyCounts::default());
+        run(|| {
+            let args = CopyArgs {
+                src: ref_arg(self.src, "src")?,
+                src_path: str_arg(self.src_path, "src_path")?,
+                dst: ref_arg(self.dst, "dst")?,
+                dst_path: str_arg(self.dst_path, "dst_path")?,
+                options: match self.options_json.is_null() {
+                    true => None,
+                    false => Some(str_arg(self.options_json, "options_json")?),
+                },
+            };
+            let counts = copy(
+                &args,
+                &mut log_fn(log, user_data),
+                &mut progress_fn(progress, user_data),
+            )?;
+            give_counts(counts_out, counts);
+            Ok(())
+        })
     }
 }
 
-/// Zeroes the caller's counts (if given) and hands them over once the copy is done.
+/// Writes the counts where the caller asked (nowhere for NULL).
 unsafe fn give_counts(counts_out: *mut zarr_copy_counts, counts: CopyCounts) {
     if let Some(out) = counts_out.as_mut() {
         *out = zarr_copy_counts {
@@ -267,25 +313,31 @@ pub unsafe extern "C" fn zarr_store_copy_options(
     user_data: *mut c_void,
     counts_out: *mut zarr_copy_counts,
 ) -> zarr_status {
-    give_counts(counts_out, CopyCounts::default());
-    run(|| {
-        let src = ref_arg(src, "src")?;
-        let src_path = str_arg(src_path, "src_path")?;
-        let dst = ref_arg(dst, "dst")?;
-        let dst_path = str_arg(dst_path, "dst_path")?;
-        let options = StoreCopyOptions::parse(options_arg(options_json)?)?;
-        let counts = copy::copy_store_with_options(
-            &src.inner,
-            src_path,
-            &dst.inner,
-            dst_path,
-            &options,
-            &mut log_fn(log, user_data),
-            &mut progress_fn(progress, user_data),
-        )?;
-        give_counts(counts_out, counts);
-        Ok(())
-    })
+    let call = CopyCall {
+        src,
+        src_path,
+        dst,
+        dst_path,
+        options_json,
+    };
+    call.run(
+        log,
+        progress,
+        user_data,
+        counts_out,
+        |args, log, progress| {
+            let options = StoreCopyOptions::parse(args.options)?;
+            copy::copy_store_with_options(
+                &args.src.inner,
+                args.src_path,
+                &args.dst.inner,
+                args.dst_path,
+                &options,
+                log,
+                progress,
+            )
+        },
+    )
 }
 
 /// zarr-python 2's `copy` and `copy_all`: copies the array or group at `src_path` of `src` to
@@ -342,23 +394,29 @@ pub unsafe extern "C" fn zarr_node_copy(
     user_data: *mut c_void,
     counts_out: *mut zarr_copy_counts,
 ) -> zarr_status {
-    give_counts(counts_out, CopyCounts::default());
-    run(|| {
-        let src = ref_arg(src, "src")?;
-        let src_path = str_arg(src_path, "src_path")?;
-        let dst = ref_arg(dst, "dst")?;
-        let dst_path = str_arg(dst_path, "dst_path")?;
-        let options = NodeCopyOptions::parse(options_arg(options_json)?)?;
-        let counts = copy::copy_node(
-            &src.inner,
-            src_path,
-            &dst.inner,
-            dst_path,
-            &options,
-            &mut log_fn(log, user_data),
-            &mut progress_fn(progress, user_data),
-        )?;
-        give_counts(counts_out, counts);
-        Ok(())
-    })
+    let call = CopyCall {
+        src,
+        src_path,
+        dst,
+        dst_path,
+        options_json,
+    };
+    call.run(
+        log,
+        progress,
+        user_data,
+        counts_out,
+        |args, log, progress| {
+            let options = NodeCopyOptions::parse(args.options)?;
+            copy::copy_node(
+                &args.src.inner,
+                args.src_path,
+                &args.dst.inner,
+                args.dst_path,
+                &options,
+                log,
+                progress,
+            )
+        },
+    )
 }
