@@ -2295,7 +2295,7 @@ zarr_status zarr_array_copy_to(const zarr_array *src,
  * Any other member, or a member of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT` naming it.
  * Unlike `zarr_store_copy`, `dst_path` may hold a node already (only keys conflict), and, as in
  * zarr-python, only the keys are written: missing ancestors of `dst_path` do not become groups.
- * Nothing at `src_path` is
+ * `src_path` may be any prefix with keys below it (a node or not); no key below it is
  * `ZARR_ERR_NOT_FOUND`; copying within one store into the source is `ZARR_ERR_INVALID_PATH`.
  *
  * `log` (may be NULL) gets a line per key in sorted key order, decided before the copy starts:

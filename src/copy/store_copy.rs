@@ -59,7 +59,8 @@ pub fn copy_store(
     .map(drop)
 }
 
-/// [`copy_store`] with zarr-python 2's `copy_store` options: the source keys `options.filter`
+/// [`copy_store`] with zarr-python 2's `copy_store` options: `src_path` is any prefix with keys
+/// below it (not only a node), and the source keys `options.filter`
 /// accepts (excludes and includes searched for in the whole source key), each destination key
 /// that exists refused (`raise`: before anything is written, naming the first such key in key
 /// order), overwritten (`replace`) or left (`skip`); a dry run decides and logs but writes
@@ -130,9 +131,10 @@ fn copy_keys(
     }
     let src_prefix = path::join(&src_path, "");
     let mut keys = src.list_prefix_sized(&src_prefix)?;
-    let nothing_there = match src_path.is_empty() {
-        true => keys.is_empty(),
-        false => hierarchy::node_kind(src, &src_path)? == NodeKind::None,
+    // The plain copy copies a node (or the whole store); with options, keys below a prefix.
+    let nothing_there = match (src_path.is_empty(), mode) {
+        (true, _) | (false, Mode::Keys(_)) => keys.is_empty(),
+        (false, Mode::VacantNode) => hierarchy::node_kind(src, &src_path)? == NodeKind::None,
     };
     if nothing_there {
         return Err(Error::NotFound(format!(
@@ -645,6 +647,12 @@ mod tests {
         );
         assert_eq!(counts.copied, 2);
         assert_eq!(dst.list_prefix("").unwrap(), copied, "no ancestor groups");
+        // A prefix that is no node copies too; one with no keys is not found.
+        src.set("raw/x", b"1").unwrap();
+        let (counts, _) = copy_with(&src, "raw", &memory(), "raw", "{}").unwrap();
+        assert_eq!(counts.copied, 1);
+        let err = copy_with(&src, "nothing", &memory(), "x", "{}").unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
         // Same paths: the line names the key once.
         let (_, lines) = copy_with(&src, "top", &memory(), "top", "{}").unwrap();
         assert_eq!(lines[0], "copy top/.zarray");
