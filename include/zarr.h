@@ -367,6 +367,34 @@ typedef struct {
  */
 typedef int32_t (*zarr_progress_fn)(const zarr_progress *progress, void *user_data);
 
+/**
+ * A copy's log: called on the thread that started the copy with one line of text (UTF-8,
+ * NUL-terminated, no line end) per key or node copied or skipped, in zarr-python 2's words,
+ * then a summary line; with `user_data` as given to the copy. `line` is valid during the call
+ * only.
+ */
+typedef void (*zarr_copy_log_fn)(const char *line, void *user_data);
+
+/**
+ * What a copy with options did: zarr-python 2's `(n_copied, n_skipped, n_bytes_copied)`.
+ */
+typedef struct {
+  /**
+   * Keys (`zarr_store_copy_options`) or arrays and groups (`zarr_node_copy`) copied, or
+   * that a dry run would copy.
+   */
+  uint64_t copied;
+  /**
+   * Keys, arrays or groups left as they were in the destination.
+   */
+  uint64_t skipped;
+  /**
+   * Bytes copied: the values of the keys copied, or the arrays' elements times their item
+   * size (8 for object arrays, as NumPy counts them); 0 in a dry run.
+   */
+  uint64_t bytes_copied;
+} zarr_copy_counts;
+
 
 
 /**
@@ -2288,6 +2316,106 @@ zarr_status zarr_array_copy_to(const zarr_array *src,
                                const char *overrides_json,
                                zarr_progress_fn progress,
                                void *user_data);
+
+/**
+ * zarr-python 2's `copy_store`: copies the keys below `src_path` of `src` to the same
+ * relative keys below `dst_path` of `dst`, values verbatim (as `zarr_store_copy`), with the
+ * options of `options_json` (NULL or `"{}"`: the defaults), a JSON object of:
+ *
+ * - `"if_exists"`: what to do with a destination key that exists: `"raise"` (the default:
+ *   `ZARR_ERR_ALREADY_EXISTS` naming the first such key in key order, before anything is
+ *   written), `"replace"` (overwritten) or `"skip"` (left as it is, counted as skipped);
+ * - `"dry_run"`: `true` decides, logs and counts but writes nothing (and reads no value);
+ * - `"excludes"`, `"includes"`: a regular expression or a list of them, searched for anywhere
+ *   in each source key (the whole key, `src_path` included: Python's `re.search`); a key
+ *   matching an exclude is left out unless it matches an include too. The syntax is the Rust
+ *   `regex` crate's, Python's for all that key filters need, but without look-around or
+ *   backreferences (refused: `ZARR_ERR_INVALID_ARGUMENT` naming the pattern) and with `\z`
+ *   for Python's `\Z`;
+ * - `"flags"`: Python's `re` flags as an integer: `re.IGNORECASE` (2), `re.MULTILINE` (8),
+ *   `re.DOTALL` (16), `re.UNICODE` (32, always on) and `re.VERBOSE` (64); others are
+ *   `ZARR_ERR_UNSUPPORTED`.
+ *
+ * Any other member, or a member of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT` naming it.
+ * Unlike `zarr_store_copy`, `dst_path` may hold a node already (only keys conflict), and, as in
+ * zarr-python, only the keys are written: missing ancestors of `dst_path` do not become groups.
+ * `src_path` may be any prefix with keys below it (a node or not); no key below it is
+ * `ZARR_ERR_NOT_FOUND`; copying within one store into the source is `ZARR_ERR_INVALID_PATH`.
+ *
+ * `log` (may be NULL) gets a line per key in sorted key order, decided before the copy starts:
+ * `copy KEY`, or `copy KEY -> DEST_KEY` where the keys differ, `skip ...` for a key left; then
+ * `all done: N copied, M skipped, B bytes copied` (`dry run: N copied, M skipped`), numbers
+ * with thousands commas, as zarr-python 2 logs them. `progress` (may be NULL) counts the keys
+ * copied and their bytes, as for `zarr_store_copy`; nodes become visible complete (metadata
+ * last). `counts_out` (may be NULL) receives the counts on success (zeros on failure).
+ *
+ * # Safety
+ * `src` and `dst` must be live handles; `src_path` and `dst_path` NUL-terminated strings,
+ * `options_json` NULL or one; `log` and `progress` NULL or functions that `user_data` suits;
+ * `counts_out` NULL or a writable `zarr_copy_counts`.
+ */
+zarr_status zarr_store_copy_options(const zarr_store *src,
+                                    const char *src_path,
+                                    zarr_store *dst,
+                                    const char *dst_path,
+                                    const char *options_json,
+                                    zarr_copy_log_fn log,
+                                    zarr_progress_fn progress,
+                                    void *user_data,
+                                    zarr_copy_counts *counts_out);
+
+/**
+ * zarr-python 2's `copy` and `copy_all`: copies the array or group at `src_path` of `src` to
+ * `dst_path` of `dst` (the destination group's path and the copy's name in one), re-encoding
+ * every array through the array engine (as `zarr_array_copy_to`), with the options of
+ * `options_json` (NULL or `"{}"`: the defaults), a JSON object of:
+ *
+ * - `"overrides"`: metadata changes for every array copied, as `zarr_array_copy_to` takes them
+ *   (zarr-python's `**create_kws`), e.g. `{"compressor": {"id": "zstd", "level": 5}}` or
+ *   `{"zarr_format": 3}`;
+ * - `"if_exists"`: what to do where the destination holds a node: `"raise"` (the default:
+ *   `ZARR_ERR_ALREADY_EXISTS`, "an object 'NAME' already exists in destination '/GROUP'"),
+ *   `"replace"` (the node is deleted, then copied anew), `"skip"` (left, counted as skipped)
+ *   or `"skip_initialized"` (an array whose every chunk is stored is left, anything else
+ *   replaced). A group copies into an existing group (attributes merged); only an array in a
+ *   group's way is raised, replaced or skipped;
+ * - `"dry_run"`: `true` decides, logs and counts but writes nothing;
+ * - `"shallow"`: `true` copies the arrays directly in the group only: member groups are not
+ *   copied (nor logged or counted), as zarr-python 2 does;
+ * - `"without_attrs"`: `true` copies no user attributes;
+ * - `"copy_all"`: `true` copies every member of the group at `src_path` into the group at
+ *   `dst_path` (made when missing, and given the source group's attributes, merged) instead of
+ *   the group itself: zarr-python 2's `copy_all(source, dest)`.
+ *
+ * Any other member, or one of the wrong type, is `ZARR_ERR_INVALID_ARGUMENT` naming it.
+ * Members are copied in name order, depth first. Nothing at `src_path` is `ZARR_ERR_NOT_FOUND`;
+ * an array at or above the destination group is `ZARR_ERR_ALREADY_EXISTS`; within one store,
+ * a source and a destination of which one contains the other are `ZARR_ERR_INVALID_PATH`.
+ * Missing ancestors of `dst_path` become groups.
+ *
+ * `log` (may be NULL) gets zarr-python 2's lines as each node is decided: `copy /PATH` for a
+ * group, `copy /PATH (SHAPE) DTYPE` for an array (NumPy's `str(dtype)`: `(100,) int64`),
+ * `skip ...` for what is left, the source's path each time; then `all done: ...` or
+ * `dry run: ...` as for `zarr_store_copy_options`. `progress` (may be NULL) reports each
+ * array's copy in turn (elements and their bytes, starting from 0 for each array); cancelling
+ * it stops the whole copy (`ZARR_ERR_CANCELLED`, the nodes copied so far kept). `counts_out`
+ * (may be NULL) receives the counts on success (zeros on failure): arrays and groups copied
+ * and skipped, and the bytes of the arrays copied (elements times item size).
+ *
+ * # Safety
+ * `src` and `dst` must be live handles; `src_path` and `dst_path` NUL-terminated strings,
+ * `options_json` NULL or one; `log` and `progress` NULL or functions that `user_data` suits;
+ * `counts_out` NULL or a writable `zarr_copy_counts`.
+ */
+zarr_status zarr_node_copy(const zarr_store *src,
+                           const char *src_path,
+                           zarr_store *dst,
+                           const char *dst_path,
+                           const char *options_json,
+                           zarr_copy_log_fn log,
+                           zarr_progress_fn progress,
+                           void *user_data,
+                           zarr_copy_counts *counts_out);
 
 /* ==== Tuning: threads, chunk cache, empty chunks ============================================== */
 

@@ -127,6 +127,17 @@ class Progress(C.Structure):
 _PROGRESS_FN = C.CFUNCTYPE(C.c_int32, C.POINTER(Progress), C.c_void_p)  # zarr_progress_fn
 _SIGNATURES["zarr_store_copy"] = [_h, C.c_char_p, _h, C.c_char_p, _PROGRESS_FN, C.c_void_p]
 _SIGNATURES["zarr_array_copy_to"] = [_h, _h, C.c_char_p, C.c_char_p, _PROGRESS_FN, C.c_void_p]
+
+
+class CopyCounts(C.Structure):
+    """zarr_copy_counts: zarr-python 2's (n_copied, n_skipped, n_bytes_copied)."""
+    _fields_ = [("copied", C.c_uint64), ("skipped", C.c_uint64), ("bytes_copied", C.c_uint64)]
+
+
+_COPY_LOG_FN = C.CFUNCTYPE(None, C.c_char_p, C.c_void_p)  # zarr_copy_log_fn
+for _name in ("zarr_store_copy_options", "zarr_node_copy"):
+    _SIGNATURES[_name] = [_h, C.c_char_p, _h, C.c_char_p, C.c_char_p, _COPY_LOG_FN, _PROGRESS_FN, C.c_void_p,
+                          C.POINTER(CopyCounts)]
 # Zarr v3 (zarr.json): the inner chunks of sharded arrays, dimension names, the format of a node
 _SIGNATURES["zarr_array_inner_chunks"] = [_h, _sz, _u64p]
 _SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
@@ -240,6 +251,23 @@ def _progress_fn(progress):
         c = p.contents
         return 1 if progress({f: getattr(c, f) for f, _ in Progress._fields_}) else 0
     return _PROGRESS_FN(call)
+
+
+def _copy_log_fn(log):
+    """A zarr_copy_log_fn calling log(line) with each line as str; NULL for None."""
+    if log is None:
+        return C.cast(None, _COPY_LOG_FN)
+    return _COPY_LOG_FN(lambda line, _user_data: log(line.decode()))
+
+
+def _copy_with_options(call, src, src_path, dst, dst_path, options, log, progress):
+    """zarr_store_copy_options or zarr_node_copy; returns (n_copied, n_skipped, n_bytes_copied)."""
+    doc = None if options is None else (options if isinstance(options, str) else json.dumps(options))
+    counts = CopyCounts()
+    log_fn, progress_fn = _copy_log_fn(log), _progress_fn(progress)
+    _call(call, src.handle, _enc(src_path), dst.handle, _enc(dst_path), None if doc is None else doc.encode(),
+          log_fn, progress_fn, None, C.byref(counts))
+    return counts.copied, counts.skipped, counts.bytes_copied
 
 
 class DimSelection(C.Structure):
@@ -523,6 +551,17 @@ class Store(_Handle):
         `progress(counts)` gets dicts with bytes_done/bytes_total/items_done/items_total; True cancels."""
         _call("zarr_store_copy", self.handle, _enc(src_path), dst.handle, _enc(dst_path), _progress_fn(progress),
               None)
+
+    def copy_store(self, src_path, dst, dst_path, options=None, log=None, progress=None):
+        """zarr_store_copy_options (zarr-python 2's copy_store): `options` a dict or JSON text (if_exists,
+        dry_run, excludes, includes, flags); `log(line)` gets each log line. Returns (copied, skipped, bytes)."""
+        return _copy_with_options("zarr_store_copy_options", self, src_path, dst, dst_path, options, log, progress)
+
+    def copy_node(self, src_path, dst, dst_path, options=None, log=None, progress=None):
+        """zarr_node_copy (zarr-python 2's copy, or copy_all with {"copy_all": true}): `options` a dict or
+        JSON text (if_exists, dry_run, shallow, without_attrs, copy_all, overrides); `log(line)` gets each
+        log line. Returns (copied, skipped, bytes)."""
+        return _copy_with_options("zarr_node_copy", self, src_path, dst, dst_path, options, log, progress)
 
 
 open_store = Store.open

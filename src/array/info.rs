@@ -168,7 +168,7 @@ impl Array {
     }
 
     /// The grid positions of the chunks stored for this array.
-    pub(super) fn stored_chunks(&self) -> Result<Vec<Vec<u64>>> {
+    pub(crate) fn stored_chunks(&self) -> Result<Vec<Vec<u64>>> {
         let prefix = path::join(&self.path, "");
         Ok(self
             .store

@@ -68,6 +68,27 @@ pub fn copy_array(
     block_bytes: u64,
     progress: &mut ProgressFn,
 ) -> Result<Array> {
+    copy_array_with(
+        src,
+        dst,
+        dst_path,
+        overrides_json,
+        true,
+        block_bytes,
+        progress,
+    )
+}
+
+/// [`copy_array`], with the attributes copied or not (`with_attributes`).
+pub(super) fn copy_array_with(
+    src: &Array,
+    dst: Arc<StoreHandle>,
+    dst_path: &str,
+    overrides_json: &str,
+    with_attributes: bool,
+    block_bytes: u64,
+    progress: &mut ProgressFn,
+) -> Result<Array> {
     let doc = metadata_with_overrides(src, overrides_json)?;
     let dst_path = path::normalize(dst_path)?;
     dst.check_writable(&dst_path)?;
@@ -82,7 +103,9 @@ pub fn copy_array(
     let what = format!("copying array {:?} to {dst_path:?}", src.path());
     let mut reporter = Reporter::start(what, bytes_total, elements, progress)?;
     let copy = Array::create(dst, &dst_path, &doc.to_string())?;
-    copy_attributes(src, &copy)?;
+    if with_attributes {
+        copy_attributes(src, &copy)?;
+    }
     let element_bytes = match is_object {
         true => OBJECT_ELEMENT_BYTES,
         false => src.item_size() as u64,

@@ -1,6 +1,8 @@
 //! Copying keys verbatim from one store (or subtree) to another: chunks are moved as stored,
 //! never decoded, so any codec and either chunk key layout (`.` or nested `/`) copies as is.
 
+use super::copy_log::{CopyCounts, LogFn};
+use super::options::{IfExists, StoreCopyOptions};
 use super::progress::{ProgressFn, Reporter};
 use crate::error::{Error, Result};
 use crate::hierarchy::{self, NodeKind};
@@ -9,6 +11,7 @@ use crate::parallel;
 use crate::path;
 use crate::store::{StoreHandle, StoreKind};
 use rayon::prelude::*;
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// At most this many keys are copied between two progress reports.
@@ -44,8 +47,72 @@ pub fn copy_store(
     dst_path: &str,
     progress: &mut ProgressFn,
 ) -> Result<()> {
+    copy_keys(
+        src,
+        src_path,
+        dst,
+        dst_path,
+        Mode::VacantNode,
+        &mut |_| {},
+        progress,
+    )
+    .map(drop)
+}
+
+/// [`copy_store`] with zarr-python 2's `copy_store` options: `src_path` is any prefix with keys
+/// below it (not only a node), and the source keys `options.filter`
+/// accepts (excludes and includes searched for in the whole source key), each destination key
+/// that exists refused (`raise`: before anything is written, naming the first such key in key
+/// order), overwritten (`replace`) or left (`skip`); a dry run decides and logs but writes
+/// nothing. `dst_path` may hold a node already (only keys conflict); as in zarr-python, only the
+/// keys are written: missing ancestors of `dst_path` do not become groups. `log` gets zarr-python's lines, decided in sorted key order
+/// before the copy starts (`copy KEY`, `copy KEY -> DEST_KEY`, `skip ...`), then the summary
+/// (`all done: ...` or `dry run: ...`). Returns the counts of keys copied and skipped and the
+/// bytes of the values copied.
+pub fn copy_store_with_options(
+    src: &StoreHandle,
+    src_path: &str,
+    dst: &StoreHandle,
+    dst_path: &str,
+    options: &StoreCopyOptions,
+    log: &mut LogFn,
+    progress: &mut ProgressFn,
+) -> Result<CopyCounts> {
+    copy_keys(
+        src,
+        src_path,
+        dst,
+        dst_path,
+        Mode::Keys(options),
+        log,
+        progress,
+    )
+}
+
+/// How a key copy treats the destination.
+#[derive(Clone, Copy)]
+enum Mode<'o> {
+    /// [`copy_store`]: no node at the destination path; every key copied.
+    VacantNode,
+    /// [`copy_store_with_options`]: conflicts key by key, filters, dry runs.
+    Keys(&'o StoreCopyOptions),
+}
+
+/// The engine of both key copies.
+fn copy_keys(
+    src: &StoreHandle,
+    src_path: &str,
+    dst: &StoreHandle,
+    dst_path: &str,
+    mode: Mode,
+    log: &mut LogFn,
+    progress: &mut ProgressFn,
+) -> Result<CopyCounts> {
     let (src_path, dst_path) = (path::normalize(src_path)?, path::normalize(dst_path)?);
-    dst.check_writable(&dst_path)?;
+    let dry_run = matches!(mode, Mode::Keys(o) if o.dry_run);
+    if !dry_run {
+        dst.check_writable(&dst_path)?;
+    }
     if dst.kind() == StoreKind::N5 && src.kind() != StoreKind::N5 {
         // Zarr chunks copied verbatim would lack N5's block headers and byte order.
         return Err(Error::Unsupported(format!(
@@ -63,39 +130,92 @@ pub fn copy_store(
         )));
     }
     let src_prefix = path::join(&src_path, "");
-    let keys = src.list_prefix_sized(&src_prefix)?;
-    let nothing_there = match src_path.is_empty() {
-        true => keys.is_empty(),
-        false => hierarchy::node_kind(src, &src_path)? == NodeKind::None,
+    let mut keys = src.list_prefix_sized(&src_prefix)?;
+    // The plain copy copies a node (or the whole store); with options, keys below a prefix.
+    let nothing_there = match (src_path.is_empty(), mode) {
+        (true, _) | (false, Mode::Keys(_)) => keys.is_empty(),
+        (false, Mode::VacantNode) => hierarchy::node_kind(src, &src_path)? == NodeKind::None,
     };
     if nothing_there {
         return Err(Error::NotFound(format!(
             "nothing to copy at path {src_path:?}"
         )));
     }
-    hierarchy::require_vacant(dst, &dst_path)?;
+    let dst_prefix = path::join(&dst_path, "");
+    let dst_key = |key: &str| format!("{dst_prefix}{}", &key[src_prefix.len()..]);
+    let mut counts = CopyCounts::default();
+    let keys = match mode {
+        Mode::VacantNode => {
+            hierarchy::require_vacant(dst, &dst_path)?;
+            keys
+        }
+        Mode::Keys(options) => {
+            keys.retain(|(key, _)| options.filter.accepts(key));
+            keys.sort();
+            let existing: HashSet<String> = match options.if_exists {
+                IfExists::Replace => HashSet::new(),
+                _ => dst.list_prefix(&dst_prefix)?.into_iter().collect(),
+            };
+            let exists = |key: &str| existing.contains(&dst_key(key));
+            if options.if_exists == IfExists::Raise {
+                if let Some((key, _)) = keys.iter().find(|(key, _)| exists(key)) {
+                    return Err(Error::AlreadyExists(format!(
+                        "key {:?} exists in destination (if_exists \"raise\": nothing was copied)",
+                        dst_key(key)
+                    )));
+                }
+            }
+            // Decided and logged in key order, as zarr-python does.
+            let mut copied = Vec::new();
+            for (key, size) in keys {
+                let dest = dst_key(&key);
+                let skip = exists(&key);
+                let action = if skip { "skip" } else { "copy" };
+                match dest == key {
+                    true => log(&format!("{action} {key}")),
+                    false => log(&format!("{action} {key} -> {dest}")),
+                }
+                if skip {
+                    counts.skipped += 1;
+                } else {
+                    counts.copied += 1;
+                    counts.bytes_copied += if dry_run { 0 } else { size };
+                    copied.push((key, size));
+                }
+            }
+            copied
+        }
+    };
+    if dry_run {
+        log(&counts.summary(true));
+        return Ok(counts);
+    }
     let entries = copy_order(keys);
     let bytes_total = entries.iter().map(|e| e.size).sum();
     let what = format!("copying {src_path:?} to {dst_path:?}");
     let mut reporter = Reporter::start(what, bytes_total, entries.len() as u64, progress)?;
-    let format = hierarchy::node(src, &src_path)?.format;
-    hierarchy::create_ancestor_groups(dst, &dst_path, format)?;
-    let dst_prefix = path::join(&dst_path, "");
-    let dst_key = |entry: &Entry| format!("{dst_prefix}{}", &entry.key[src_prefix.len()..]);
+    if let Mode::VacantNode = mode {
+        let format = hierarchy::node(src, &src_path)?.format;
+        hierarchy::create_ancestor_groups(dst, &dst_path, format)?;
+    }
+    let dst_entry_key = |entry: &Entry| dst_key(&entry.key);
     let remote = [src, dst].iter().any(|s| s.kind() == StoreKind::Remote);
     for batch in batches(&entries) {
         match remote {
-            true => copy_in_flight(src, dst, batch, &dst_key)?,
+            true => copy_in_flight(src, dst, batch, &dst_entry_key)?,
             false => parallel::run(|| {
                 batch
                     .par_iter()
-                    .try_for_each(|entry| copy_value(src, dst, entry, &dst_key(entry)))
+                    .try_for_each(|entry| copy_value(src, dst, entry, &dst_entry_key(entry)))
             })?,
         }
         let bytes = batch.iter().map(|e| e.size).sum();
         reporter.advance(batch.len() as u64, bytes)?;
     }
-    Ok(())
+    if let Mode::Keys(_) = mode {
+        log(&counts.summary(false));
+    }
+    Ok(counts)
 }
 
 /// Copies one value; a file goes file to file where both stores keep files.
@@ -471,5 +591,148 @@ mod tests {
                 ".zgroup"
             ]
         );
+    }
+
+    /// Copies with options, recording the log.
+    fn copy_with(
+        src: &StoreHandle,
+        from: &str,
+        dst: &StoreHandle,
+        to: &str,
+        options: &str,
+    ) -> Result<(CopyCounts, Vec<String>)> {
+        let options = StoreCopyOptions::parse(Some(options))?;
+        let mut lines = Vec::new();
+        let counts = copy_store_with_options(
+            src,
+            from,
+            dst,
+            to,
+            &options,
+            &mut |line: &str| lines.push(line.to_string()),
+            &mut |_: &Progress| ControlFlow::Continue(()),
+        )?;
+        Ok((counts, lines))
+    }
+
+    fn size_of(store: &StoreHandle, keys: &[&str]) -> u64 {
+        keys.iter()
+            .map(|k| store.get(k).unwrap().unwrap().len() as u64)
+            .sum()
+    }
+
+    #[test]
+    fn options_filter_keys_and_log_in_zarr_pythons_words() {
+        let (src, dst) = (memory(), memory());
+        hierarchy(&src);
+        let (counts, lines) = copy_with(
+            &src,
+            "g/sub",
+            &dst,
+            "x",
+            r#"{"excludes": ["zattrs$", "^g/sub/flat/"], "includes": ["flat/2$"]}"#,
+        )
+        .unwrap();
+        let copied = ["x/.zgroup", "x/flat/2"];
+        assert_eq!(
+            lines,
+            vec![
+                "copy g/sub/.zgroup -> x/.zgroup",
+                "copy g/sub/flat/2 -> x/flat/2",
+                &format!(
+                    "all done: 2 copied, 0 skipped, {} bytes copied",
+                    size_of(&dst, &copied)
+                ),
+            ]
+        );
+        assert_eq!(counts.copied, 2);
+        assert_eq!(dst.list_prefix("").unwrap(), copied, "no ancestor groups");
+        // A prefix that is no node copies too; one with no keys is not found.
+        src.set("raw/x", b"1").unwrap();
+        let (counts, _) = copy_with(&src, "raw", &memory(), "raw", "{}").unwrap();
+        assert_eq!(counts.copied, 1);
+        let err = copy_with(&src, "nothing", &memory(), "x", "{}").unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        // Same paths: the line names the key once.
+        let (_, lines) = copy_with(&src, "top", &memory(), "top", "{}").unwrap();
+        assert_eq!(lines[0], "copy top/.zarray");
+    }
+
+    #[test]
+    fn options_if_exists_raise_skip_replace_and_dry_runs() {
+        let (src, dst) = (memory(), memory());
+        hierarchy(&src);
+        dst.set("g/sub/flat/.zattrs", b"{}").unwrap();
+        dst.set("g/sub/flat/0", b"old").unwrap();
+        let before = contents(&dst, "");
+        // raise (the default): nothing written, nothing logged.
+        let mut lines = Vec::new();
+        let err = copy_store_with_options(
+            &src,
+            "g",
+            &dst,
+            "g",
+            &StoreCopyOptions::default(),
+            &mut |line: &str| lines.push(line.to_string()),
+            &mut |_: &Progress| ControlFlow::Continue(()),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, Error::AlreadyExists(m) if m.contains("\"g/sub/flat/.zattrs\"")),
+            "{err}"
+        );
+        assert!(lines.is_empty());
+        assert_eq!(contents(&dst, ""), before);
+        let total = src.list_prefix("g/").unwrap().len() as u64;
+        // Dry runs write nothing, even to a read-only store, and count no bytes.
+        let read_only = StoreHandle::open("memory:", OpenMode::Read).unwrap();
+        let (counts, lines) =
+            copy_with(&src, "g", &read_only, "g", r#"{"dry_run": true}"#).unwrap();
+        assert_eq!((counts.copied, counts.bytes_copied), (total, 0));
+        assert_eq!(
+            lines.last().unwrap(),
+            &format!("dry run: {total} copied, 0 skipped")
+        );
+        let (counts, lines) = copy_with(
+            &src,
+            "g",
+            &dst,
+            "g",
+            r#"{"dry_run": true, "if_exists": "skip"}"#,
+        )
+        .unwrap();
+        assert_eq!((counts.copied, counts.skipped), (total - 2, 2));
+        assert!(lines.contains(&"skip g/sub/flat/0".to_string()));
+        assert_eq!(contents(&dst, ""), before);
+        // skip leaves the keys there, replace overwrites them.
+        let (counts, _) = copy_with(&src, "g", &dst, "g", r#"{"if_exists": "skip"}"#).unwrap();
+        assert_eq!((counts.copied, counts.skipped), (total - 2, 2));
+        assert_eq!(dst.get("g/sub/flat/0").unwrap().unwrap(), b"old");
+        let (counts, _) = copy_with(&src, "g", &dst, "g", r#"{"if_exists": "replace"}"#).unwrap();
+        assert_eq!((counts.copied, counts.skipped), (total, 0));
+        assert_eq!(contents(&dst, "g/"), expected(&src, "g", "g"));
+        assert_eq!(counts.bytes_copied, {
+            let keys = src.list_prefix("g/").unwrap();
+            size_of(&src, &keys.iter().map(String::as_str).collect::<Vec<_>>())
+        });
+    }
+
+    #[test]
+    fn options_keep_the_checks_of_the_plain_copy() {
+        let store = memory();
+        hierarchy(&store);
+        for (from, to, kind) in [
+            ("g", "g/inner", "InvalidPath"),
+            ("nope", "x", "NotFound"),
+            ("g/../x", "x", "InvalidPath"),
+        ] {
+            let err = copy_with(&store, from, &store, to, "{}").unwrap_err();
+            assert!(format!("{err:?}").starts_with(kind), "{err:?}");
+        }
+        let err = copy_with(&store, "g", &memory(), "x", r#"{"excludes": 1}"#).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        let read_only = StoreHandle::open("memory:", OpenMode::Read).unwrap();
+        let err = copy_with(&store, "g", &read_only, "x", "{}").unwrap_err();
+        assert!(matches!(err, Error::ReadOnly(_)), "{err}");
     }
 }
