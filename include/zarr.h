@@ -2253,8 +2253,9 @@ zarr_status zarr_array_hexdigest(const zarr_array *array, const char *hashname, 
  * Copies every key below `src_path` of `src` (an array, a group with everything below it,
  * or `""`: the whole store) to `dst_path` of `dst`, values verbatim: chunks are not
  * decompressed, so any codec and either chunk key layout (`"."` or nested `"/"`) copies as
- * is, between any kinds of store (directory, zip, memory). `src` and `dst` may be the same
- * store if `dst_path` is not inside `src_path` (`ZARR_ERR_INVALID_PATH`).
+ * is, between any two stores (local, database, remote or the program's own). `src` and
+ * `dst` may be the same store if `dst_path` is not inside `src_path`
+ * (`ZARR_ERR_INVALID_PATH`).
  *
  * `dst_path` must hold no array or group (`ZARR_ERR_ALREADY_EXISTS`); its missing ancestors
  * become groups. Nothing at `src_path` is `ZARR_ERR_NOT_FOUND`; a read-only `dst` is
@@ -2263,8 +2264,8 @@ zarr_status zarr_array_hexdigest(const zarr_array *array, const char *hashname, 
  * bytes. When it cancels (or a key fails), the keys copied so far stay; node metadata
  * (`.zarray`, `.zgroup`) is copied last, deepest first, so every array or group visible in
  * `dst` is complete. Keys below `dst_path` that belong to no node (such as those of a partial
- * copy) are overwritten, so the copy can be retried. A zip `dst` is written by its
- * `zarr_store_close`. An N5 `dst` takes keys only from another N5 container
+ * copy) are overwritten, so the copy can be retried. A zip `dst` is complete in its file
+ * after `zarr_store_flush` or `zarr_store_close`. An N5 `dst` takes keys only from another N5 container
  * (`ZARR_ERR_UNSUPPORTED` otherwise: Zarr chunks are not N5 blocks; `zarr_array_copy_to`
  * re-encodes them); out of an N5 container the keys copy as zarr-python 2's `N5Store` shows
  * them, chunks under the `n5_wrapper` compressor, which libzarr and zarr-python 2 read.
