@@ -1,6 +1,6 @@
 //! numcodecs `AsType`: a cast between two numeric types.
 
-use super::numeric::{map_elements, ElemType, NumType};
+use super::numeric::{cast_directly, map_elements, ElemType, NumType};
 use super::{converted_len, count, num_dtype};
 use crate::codec::config::Config;
 use crate::codec::filter::{check_len, Filter};
@@ -45,14 +45,14 @@ impl Filter for AsType {
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         count("astype", input, self.decode_dtype, false)?;
         let (from, to) = (self.decode_dtype, self.encode_dtype);
-        map_elements(input, from, from, to, |v| v)
+        cast_directly(input, from, to).unwrap_or_else(|| map_elements(input, from, from, to, |v| v))
     }
 
     fn decode(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
         let n = count("astype", input, self.encode_dtype, true)?;
         check_len("astype", n * self.decode_dtype.size, max_len)?;
         let (from, to) = (self.encode_dtype, self.decode_dtype);
-        map_elements(input, from, from, to, |v| v)
+        cast_directly(input, from, to).unwrap_or_else(|| map_elements(input, from, from, to, |v| v))
     }
 
     fn encoded_len(&self, decoded_len: usize) -> Option<usize> {

@@ -912,6 +912,110 @@ pub(crate) fn map_elements(
     Ok(out)
 }
 
+/// NumPy's cast of the elements of `input` (of type `from`) to `to` in a loop compiled for the
+/// pair, where it is one machine conversion per element, as [`map_elements`] would give it:
+/// float32 and float64 to each other (the FPU's rounding and NaN quieting) and to integers
+/// (truncating as `float_to_int_bits`; not to uint32, whose vectorised NumPy loop differs out
+/// of range), and integers to integers (wrapping). `None` for other pairs, float16, and types
+/// not in the machine's byte order: [`map_elements`] casts those.
+pub(crate) fn cast_directly(
+    input: &[u8],
+    from: NumType,
+    to: NumType,
+) -> Option<crate::error::Result<Vec<u8>>> {
+    let native = |t: NumType| t.size == 1 || t.big == NATIVE_BIG;
+    if !native(from) || !native(to) {
+        return None;
+    }
+    let n = input.len() / from.size;
+    let int = |k: Kind| matches!(k, Kind::Int | Kind::UInt);
+    let supported = match (from.kind, to.kind) {
+        (Kind::Float, Kind::Float) => from.size >= 4 && to.size >= 4,
+        (Kind::Float, k) if int(k) => from.size >= 4 && !(k == Kind::UInt && to.size == 4),
+        (a, b) => int(a) && int(b),
+    };
+    if !supported {
+        return None;
+    }
+    let mut out = match super::alloc(n * to.size) {
+        Ok(out) => out,
+        Err(e) => return Some(Err(e)),
+    };
+    macro_rules! to_each_size {
+        ($f:ident, $s:literal, $($arg:expr),*) => {
+            match to.size {
+                1 => $f::<$s, 1>(input, &mut out, $($arg),*),
+                2 => $f::<$s, 2>(input, &mut out, $($arg),*),
+                4 => $f::<$s, 4>(input, &mut out, $($arg),*),
+                _ => $f::<$s, 8>(input, &mut out, $($arg),*),
+            }
+        };
+    }
+    match (from.kind, from.size) {
+        (Kind::Float, 4) => to_each_size!(float_to, 4, to.kind),
+        (Kind::Float, _) => to_each_size!(float_to, 8, to.kind),
+        (kind, 1) => to_each_size!(int_to_int, 1, kind == Kind::Int),
+        (kind, 2) => to_each_size!(int_to_int, 2, kind == Kind::Int),
+        (kind, 4) => to_each_size!(int_to_int, 4, kind == Kind::Int),
+        (kind, _) => to_each_size!(int_to_int, 8, kind == Kind::Int),
+    }
+    Some(Ok(out))
+}
+
+/// Applies `f` to each `S`-byte element of `input`, writing the `D`-byte results to `out`.
+#[inline(always)]
+fn convert_each<const S: usize, const D: usize>(
+    input: &[u8],
+    out: &mut [u8],
+    f: impl Fn([u8; S]) -> [u8; D],
+) {
+    for (src, dst) in input.chunks_exact(S).zip(out.chunks_exact_mut(D)) {
+        dst.copy_from_slice(&f(src.try_into().expect("S bytes")));
+    }
+}
+
+/// The low `D` bytes of `v` in the machine's order.
+#[inline(always)]
+fn low_bytes<const D: usize>(v: u64) -> [u8; D] {
+    let mut out = [0; D];
+    store(v, &mut out, NATIVE_BIG);
+    out
+}
+
+/// Native float32 (`S` = 4) or float64 elements to native floats or integers of `D` bytes.
+fn float_to<const S: usize, const D: usize>(input: &[u8], out: &mut [u8], kind: Kind) {
+    let read = |b: [u8; S]| match S {
+        4 => f64::from(f32::from_ne_bytes(b[..4].try_into().expect("4 bytes"))),
+        _ => f64::from_ne_bytes(b[..8].try_into().expect("8 bytes")),
+    };
+    match (kind, D) {
+        (Kind::Float, 4) => convert_each::<S, D>(input, out, |b| {
+            let bytes = (read(b) as f32).to_ne_bytes();
+            bytes[..D].try_into().expect("D bytes")
+        }),
+        (Kind::Float, _) => convert_each::<S, D>(input, out, |b| {
+            let bytes = read(b).to_ne_bytes();
+            bytes[..D].try_into().expect("D bytes")
+        }),
+        _ => convert_each::<S, D>(input, out, |b| {
+            low_bytes(float_to_int_bits(read(b), kind, D))
+        }),
+    }
+}
+
+/// Native integers of `S` bytes (signed or not) to native integers of `D` bytes, wrapping.
+fn int_to_int<const S: usize, const D: usize>(input: &[u8], out: &mut [u8], signed: bool) {
+    let shift = 64 - 8 * S as u32;
+    convert_each::<S, D>(input, out, |b| {
+        let v = load(&b, NATIVE_BIG);
+        let v = match signed && S < 8 {
+            true => (((v << shift) as i64) >> shift) as u64,
+            false => v,
+        };
+        low_bytes(v)
+    })
+}
+
 /// Writes the elements of one NumPy array cast (`arr.astype(to)` or `out[...] = arr`) in
 /// order. NumPy's float to uint32 cast loop is vectorised (four elements at a time, with a
 /// scalar loop for the rest), and the two compile differently for values out of range:
@@ -978,6 +1082,87 @@ mod tests {
             Some(ElemType::Num(t)) => t,
             other => panic!("{s}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn direct_casts_equal_the_general_ones() {
+        let floats = [
+            0.0,
+            -0.0,
+            1.5,
+            -1.5,
+            2.5,
+            127.9,
+            128.0,
+            -129.7,
+            255.5,
+            256.0,
+            32767.5,
+            -32769.0,
+            65535.9,
+            2147483647.0,
+            2147483648.0,
+            -2147483649.0,
+            4294967296.5,
+            1e19,
+            -1e19,
+            9.3e18,
+            1.8446744073709552e19,
+            3.4e38,
+            1e39,
+            1e-45,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::from_bits(0x7ff0_0000_0000_0001),
+        ];
+        let ints: [i64; 12] = [
+            0,
+            1,
+            -1,
+            127,
+            -128,
+            255,
+            256,
+            32767,
+            -32768,
+            65535,
+            i64::MAX,
+            i64::MIN,
+        ];
+        let types = [
+            "<f4", "<f8", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8",
+        ];
+        let mut checked = 0;
+        for from in types.map(t) {
+            let mut input = vec![0; (floats.len() + ints.len()) * from.size];
+            let values = floats
+                .iter()
+                .map(|&x| Num::F(x))
+                .chain(ints.iter().map(|&i| Num::I(i)));
+            for (v, out) in values.zip(input.chunks_exact_mut(from.size)) {
+                from.write(from.cast(v), out);
+            }
+            for to in types.map(t) {
+                let Some(direct) = cast_directly(&input, from, to) else {
+                    continue;
+                };
+                let general = map_elements(&input, from, from, to, |v| v).unwrap();
+                assert_eq!(
+                    direct.unwrap(),
+                    general,
+                    "{} -> {}",
+                    from.typestr(),
+                    to.typestr()
+                );
+                checked += 1;
+            }
+        }
+        // Floats to floats and integers but uint32 (18), integers to integers (64).
+        assert_eq!(checked, 18 + 64);
+        assert!(cast_directly(&[0; 8], t(">f8"), t("<f4")).is_none());
+        assert!(cast_directly(&[0; 8], t("<f8"), t("<f2")).is_none());
     }
 
     #[test]
