@@ -14,9 +14,13 @@ impl Array {
     /// into `out`, one element per point in the order given.
     pub fn read_points(&self, npoints: usize, coords: &[u64], out: &mut [u8]) -> Result<()> {
         self.require_fixed_size()?;
-        let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
-            .map_err(|e| self.named(e))?;
-        self.read_point_plan(&plan, out, &self.element)
+        self.read_point_plan(&self.point_plan(npoints, coords)?, out, &self.element)
+    }
+
+    /// The `npoints` points `coords` (`ndim` indices each) checked against the current shape
+    /// and grouped by chunk.
+    pub(super) fn point_plan(&self, npoints: usize, coords: &[u64]) -> Result<PointPlan> {
+        PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords).map_err(|e| self.named(e))
     }
 
     /// Reads the points of `plan` into `out` (one caller element of `how` per point).
@@ -74,11 +78,8 @@ impl Array {
     /// Writes one element per point from `data` to the `npoints` points given by `coords`.
     /// Where a point repeats, the last one wins.
     pub fn write_points(&self, npoints: usize, coords: &[u64], data: &[u8]) -> Result<()> {
-        self.check_writable()?;
         self.require_fixed_size()?;
-        let plan = PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
-            .map_err(|e| self.named(e))?;
-        self.write_point_plan(&plan, data, &self.element)
+        self.write_point_plan(&self.point_plan(npoints, coords)?, data, &self.element)
     }
 
     /// Writes the points of `plan` from `data` (one caller element of `how` per point); each

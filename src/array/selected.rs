@@ -99,11 +99,8 @@ impl Array {
 
     /// Checks a selection against the array and maps it onto its chunks.
     pub(super) fn select(&self, selection: &Selection) -> Result<SelectedChunks> {
-        let points = |npoints: usize, coords: &[u64]| {
-            PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords)
-                .map(SelectedChunks::Points)
-                .map_err(|e| self.named(e))
-        };
+        let points =
+            |npoints, coords: &[u64]| self.point_plan(npoints, coords).map(SelectedChunks::Points);
         match selection {
             Selection::Orthogonal(dims) => Ok(SelectedChunks::Orthogonal(self.plan(dims)?)),
             Selection::Points { npoints, coords } => points(*npoints, coords),
