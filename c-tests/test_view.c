@@ -35,6 +35,9 @@ static void test_astype(zarr_array *a) {
     /* Read-only, and the conversion is its first filter (the first codec in v3). */
     CHECK_STATUS(zarr_array_write(v, 2, start, count, got, sizeof got), ZARR_ERR_READ_ONLY);
     CHECK_CONTAINS(zarr_last_error(), "read-only view");
+    uint64_t points[4] = {0, 1, 5, 3};
+    CHECK_STATUS(zarr_array_write_points(v, 2, 2, points, got, 2 * sizeof got[0]), ZARR_ERR_READ_ONLY);
+    CHECK_CONTAINS(zarr_last_error(), "read-only view");
     char *json = NULL;
     if (CHECK_OK(zarr_array_metadata_json(v, &json))) {
         CHECK_CONTAINS(json, "astype");
