@@ -41,13 +41,15 @@ static void test_status_names(void) {
         {ZARR_ERR_PERMISSION_DENIED, "ZARR_ERR_PERMISSION_DENIED"},
         {ZARR_ERR_UNREACHABLE, "ZARR_ERR_UNREACHABLE"},
         {ZARR_ERR_TIMEOUT, "ZARR_ERR_TIMEOUT"},
+        {ZARR_ERR_WRONG_NODE_TYPE, "ZARR_ERR_WRONG_NODE_TYPE"},
         {ZARR_ERR_INTERNAL, "ZARR_ERR_INTERNAL"},
     };
-    static const zarr_status unknown[] = {1, 7, -19, -98, -100, INT32_MIN, INT32_MAX};
+    static const zarr_status unknown[] = {1, 7, -20, -98, -100, INT32_MIN, INT32_MAX};
     /* The numbers are part of the ABI. */
     CHECK(ZARR_ERR_NULL_POINTER == -1 && ZARR_ERR_TOO_LARGE == -14 &&
           ZARR_ERR_CANCELLED == -15 && ZARR_ERR_PERMISSION_DENIED == -16 &&
-          ZARR_ERR_UNREACHABLE == -17 && ZARR_ERR_TIMEOUT == -18 && ZARR_ERR_INTERNAL == -99);
+          ZARR_ERR_UNREACHABLE == -17 && ZARR_ERR_TIMEOUT == -18 &&
+          ZARR_ERR_WRONG_NODE_TYPE == -19 && ZARR_ERR_INTERNAL == -99);
     CHECK(ZARR_MODE_READ == 0 && ZARR_MODE_WRITE == 1 && ZARR_ORDER_C == 0 && ZARR_ORDER_F == 1);
     CHECK(ZARR_DTYPE_BOOL == 1 && ZARR_DTYPE_INT == 2 && ZARR_DTYPE_UINT == 3 &&
           ZARR_DTYPE_FLOAT == 4 && ZARR_DTYPE_COMPLEX == 5);

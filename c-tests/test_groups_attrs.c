@@ -104,9 +104,11 @@ static void test_conflicts(void) {
     CHECK_ERR(zarr_group_create(s, "data/sub", &og));
     CHECK_ERR(zarr_array_create(s, "data/sub", ARR, &oa));
     CHECK(oa == (zarr_array *)&s && og == (zarr_group *)&s);
-    /* Opening the wrong kind, or nothing, is NOT_FOUND. */
-    CHECK_STATUS(zarr_group_open(s, "data", &og), ZARR_ERR_NOT_FOUND);
-    CHECK_STATUS(zarr_array_open(s, "grp", &oa), ZARR_ERR_NOT_FOUND);
+    /* Opening the wrong kind is WRONG_NODE_TYPE naming what is there; nothing is NOT_FOUND. */
+    CHECK_STATUS(zarr_group_open(s, "data", &og), ZARR_ERR_WRONG_NODE_TYPE);
+    CHECK_CONTAINS(zarr_last_error(), "data/.zarray");
+    CHECK_STATUS(zarr_array_open(s, "grp", &oa), ZARR_ERR_WRONG_NODE_TYPE);
+    CHECK_CONTAINS(zarr_last_error(), "grp/.zgroup");
     CHECK_STATUS(zarr_group_open(s, "nope/deeper", &og), ZARR_ERR_NOT_FOUND);
     CHECK_CONTAINS(zarr_last_error(), "nope/deeper");
     CHECK_STATUS(zarr_array_open(s, "nope", &oa), ZARR_ERR_NOT_FOUND);

@@ -48,10 +48,12 @@ static void test_groups_and_format_detection(const char *dir) {
     }
     /* Opening what is of the other kind says what it found. */
     zarr_array *wrong = NULL;
-    CHECK_STATUS(zarr_array_open(s, "a/b", &wrong), ZARR_ERR_NOT_FOUND);
+    CHECK_STATUS(zarr_array_open(s, "a/b", &wrong), ZARR_ERR_WRONG_NODE_TYPE);
     CHECK_CONTAINS(zarr_last_error(), "a group");
-    CHECK_STATUS(zarr_group_open(s, "a/b/arr", &g2), ZARR_ERR_NOT_FOUND);
+    CHECK_CONTAINS(zarr_last_error(), "a/b/zarr.json");
+    CHECK_STATUS(zarr_group_open(s, "a/b/arr", &g2), ZARR_ERR_WRONG_NODE_TYPE);
     CHECK_CONTAINS(zarr_last_error(), "an array");
+    CHECK_CONTAINS(zarr_last_error(), "a/b/arr/zarr.json");
     /* A v2 array in a v2 store stays v2; the v3 document wins where both exist. */
     CHECK_STATUS(zarr_array_create(s, "a/b/arr", "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"<i4\"}", &wrong),
                  ZARR_ERR_ALREADY_EXISTS);

@@ -34,6 +34,7 @@ module zarr
   integer, parameter, public :: ZARR_ERR_PERMISSION_DENIED = -16
   integer, parameter, public :: ZARR_ERR_UNREACHABLE = -17
   integer, parameter, public :: ZARR_ERR_TIMEOUT = -18
+  integer, parameter, public :: ZARR_ERR_WRONG_NODE_TYPE = -19
   integer, parameter, public :: ZARR_ERR_INTERNAL = -99
   integer, parameter, public :: ZARR_MODE_READ = 0
   integer, parameter, public :: ZARR_MODE_WRITE = 1

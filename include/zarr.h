@@ -496,6 +496,12 @@ typedef struct {
 #define ZARR_ERR_TIMEOUT -18
 
 /**
+ * The path holds a node of the other kind: a group where an array was to be opened, or an
+ * array where a group was; the message names what is there (its metadata key).
+ */
+#define ZARR_ERR_WRONG_NODE_TYPE -19
+
+/**
  * A bug in libzarr (a caught panic); please report it with `zarr_last_error()`.
  */
 #define ZARR_ERR_INTERNAL -99
@@ -1185,8 +1191,8 @@ zarr_status zarr_group_create_mode(zarr_store *store,
 zarr_status zarr_group_zarr_format(const zarr_group *group, int32_t *out_format);
 
 /**
- * Opens the group at `path` (v2 or v3); `ZARR_ERR_NOT_FOUND` when there is none, saying what
- * is there instead.
+ * Opens the group at `path` (v2 or v3); `ZARR_ERR_NOT_FOUND` when nothing is there,
+ * `ZARR_ERR_WRONG_NODE_TYPE` when an array is (the message names its metadata key).
  *
  * # Safety
  * `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.
@@ -1388,7 +1394,8 @@ zarr_status zarr_array_create_mode(zarr_store *store,
                                    zarr_array **out_array);
 
 /**
- * Opens the array at `path`; `ZARR_ERR_NOT_FOUND` when there is none.
+ * Opens the array at `path`; `ZARR_ERR_NOT_FOUND` when nothing is there,
+ * `ZARR_ERR_WRONG_NODE_TYPE` when a group is (the message names its metadata key).
  *
  * # Safety
  * `store` must be a live handle, `path` a NUL-terminated string, `out_array` writable.
@@ -1488,8 +1495,9 @@ zarr_status zarr_array_zarr_format(const zarr_array *array, int32_t *out_format)
 
 /**
  * The dimension names as a JSON list of strings and nulls, one per dimension: a v3 array's
- * `dimension_names`, or for a v2 array xarray's `_ARRAY_DIMENSIONS` attribute; the text
- * `null` when the array names none. Free with `zarr_string_free`.
+ * `dimension_names`; for a v2 array xarray's `_ARRAY_DIMENSIONS` attribute, else the names
+ * netCDF-C's NCZarr records (the last segment of each dimension reference, `/g/lat` naming
+ * `lat`); the text `null` when the array names none. Free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.

@@ -62,6 +62,10 @@ pub enum Error {
     /// the engine reads it again, and reports `ZARR_ERR_IO` when it keeps changing.
     #[error("changed while read: {0}")]
     Changed(String),
+    /// The path holds a node of the other kind: an array where a group was to be opened, or
+    /// a group where an array was (zarr-python's `ContainsArrayError`/`ContainsGroupError`).
+    #[error("wrong node type: {0}")]
+    WrongNodeType(String),
     /// A bug: a panic was caught at the C boundary, or an invariant broke.
     #[error("internal error: {0}")]
     Internal(String),
@@ -99,6 +103,7 @@ impl Error {
             Unreachable(m) => Unreachable(format!("{ctx}: {m}")),
             Timeout(m) => Timeout(format!("{ctx}: {m}")),
             Changed(m) => Changed(format!("{ctx}: {m}")),
+            WrongNodeType(m) => WrongNodeType(format!("{ctx}: {m}")),
             Internal(m) => Internal(format!("{ctx}: {m}")),
         }
     }

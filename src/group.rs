@@ -97,27 +97,25 @@ impl Group {
     }
 
     /// Opens the group at `path` (a v3 `zarr.json` or a v2 `.zgroup`); [`Error::NotFound`]
-    /// when there is none, saying what is there instead.
+    /// when nothing is there, [`Error::WrongNodeType`] naming the array's document when an
+    /// array is.
     pub fn open(store: Arc<StoreHandle>, path: &str) -> Result<Group> {
         let path = path::normalize(path)?;
-        let found = hierarchy::node(&store, &path)?;
-        match found.kind {
-            NodeKind::Group => {}
-            NodeKind::Array => {
-                return Err(Error::NotFound(format!(
-                    "no group at path {path:?} (found an array, {:?})",
+        let (found, bytes) = hierarchy::node_with_document(&store, &path)?;
+        let bytes = match (found.kind, bytes) {
+            (NodeKind::Group, Some(bytes)) => bytes,
+            (NodeKind::Array, _) => {
+                return Err(Error::WrongNodeType(format!(
+                    "path {path:?} holds an array ({:?}), not a group",
                     found.key
                 )))
             }
-            NodeKind::None => {
+            _ => {
                 return Err(Error::NotFound(format!(
                     "no group at path {path:?} (found nothing)"
                 )))
             }
-        }
-        let bytes = store
-            .get(&found.key)?
-            .ok_or_else(|| Error::NotFound(format!("{:?} vanished", found.key)))?;
+        };
         if found.format == 3 {
             metadata::check_group_v3(&JsonDocument::parse(&bytes, &found.key)?, &found.key)?;
         } else {

@@ -39,7 +39,7 @@ pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
 /// [`node`] with the bytes of the document that says so (`None` for nothing). A node the
 /// consolidated metadata in use holds is found without a request; otherwise `zarr.json` and
 /// `.zarray` are asked for together, then `.zgroup`.
-fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<Vec<u8>>)> {
+pub fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<Vec<u8>>)> {
     let v2_node = |key: String, kind: NodeKind| Node {
         kind,
         format: 2,
@@ -48,15 +48,15 @@ fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<V
     let (zarray, zgroup) = (path::join(path, ZARRAY), path::join(path, ZGROUP));
     for (key, kind) in [(&zarray, NodeKind::Array), (&zgroup, NodeKind::Group)] {
         if store.consolidated_holds(key) {
-            let bytes = store.get(key)?;
+            let bytes = store.node_document(key)?;
             return Ok((v2_node(key.clone(), kind), bytes));
         }
     }
     let v3 = path::join(path, ZARR_JSON);
     let [v3_bytes, zarray_bytes]: [Option<Vec<u8>>; 2] = match store.consolidated_holds(&v3) {
-        true => [store.get(&v3)?, None],
+        true => [store.node_document(&v3)?, None],
         false => store
-            .get_all(&[v3.clone(), zarray.clone()])?
+            .node_documents(&[v3.clone(), zarray.clone()])?
             .try_into()
             .expect("two values for two keys"),
     };
@@ -76,7 +76,7 @@ fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<V
     if zarray_bytes.is_some() {
         return Ok((v2_node(zarray, NodeKind::Array), zarray_bytes));
     }
-    if let Some(bytes) = store.get(&zgroup)? {
+    if let Some(bytes) = store.node_document(&zgroup)? {
         return Ok((v2_node(zgroup, NodeKind::Group), Some(bytes)));
     }
     let nothing = Node {
@@ -115,36 +115,13 @@ pub fn read_array_metadata(store: &StoreHandle, path: &str) -> Result<Option<Sto
         ArrayMetadata::parse_v3(&document, &found.key)?
     } else {
         let value = metadata::parse_document(&bytes, &found.key)?;
-        let mut metadata = ArrayMetadata::parse(&value, &found.key)?;
-        let said = value
-            .get("dimension_separator")
-            .is_some_and(|v| !v.is_null());
-        if !said && metadata.chunks.len() > 1 {
-            metadata.chunk_keys.separator = stored_separator(store, path)?;
-        }
-        metadata
+        ArrayMetadata::parse(&value, &found.key)?
     };
     Ok(Some(StoredArray {
         key: found.key,
         document,
         metadata,
     }))
-}
-
-/// The separator of the chunk keys stored for the v2 array at `path` (of more than one
-/// dimension) whose `.zarray` does not say: `/` when its chunks lie in subdirectories (as
-/// zarr-python 2's `NestedDirectoryStore` wrote them before `.zarray` recorded it; a name of
-/// digits alone is such a subdirectory, a flat key of this array has a `.`), else `.`.
-fn stored_separator(store: &StoreHandle, path: &str) -> Result<char> {
-    let prefix = match path {
-        "" => String::new(),
-        _ => format!("{path}/"),
-    };
-    let nested = store
-        .list_dir(&prefix)?
-        .iter()
-        .any(|name| !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()));
-    Ok(if nested { '/' } else { '.' })
 }
 
 /// Stores a node's metadata document in its format's layout: v3 `zarr.json` as zarr-python 3
@@ -252,7 +229,7 @@ pub fn create_ancestor_groups(store: &StoreHandle, path: &str, format: u8) -> Re
 /// [`metadata::check_attributes`] for what is accepted.
 pub fn attributes(store: &StoreHandle, path: &str) -> Result<String> {
     let v3 = path::join(path, ZARR_JSON);
-    if let Some(bytes) = store.get(&v3)? {
+    if let Some(bytes) = store.node_document(&v3)? {
         let doc = JsonDocument::parse(&bytes, &v3)?;
         return match doc.raw("attributes") {
             Some(text) => metadata::check_attributes(text.as_bytes(), &format!("{v3} attributes")),
@@ -260,7 +237,7 @@ pub fn attributes(store: &StoreHandle, path: &str) -> Result<String> {
         };
     }
     let key = path::join(path, ZATTRS);
-    match store.get(&key)? {
+    match store.node_document(&key)? {
         Some(bytes) => metadata::check_attributes(&bytes, &key),
         None => Ok("{}".to_string()),
     }

@@ -7,7 +7,8 @@ mod common;
 
 use common::{round_trip, server, values, var, V2, V3_SHARDED};
 use std::sync::{Arc, Once};
-use zarr::{consolidated, Array, Error, Group, OpenMode, StoreHandle};
+use zarr::store::AccessMode;
+use zarr::{consolidated, open_store, Array, Consolidated, Error, Group, OpenMode, StoreHandle};
 
 /// The S3 endpoint, with the process environment set up for it; `None` to skip.
 fn s3() -> Option<String> {
@@ -81,6 +82,56 @@ fn http_reads_a_consolidated_hierarchy_and_refuses_listing_and_writes() {
     match StoreHandle::open(&url, OpenMode::Write) {
         Err(Error::Unsupported(m)) => assert!(m.contains("read-only"), "{m}"),
         other => panic!("writing to a web server: {other:?}"),
+    }
+}
+
+/// zarr-python 2, xarray, GDAL and netCDF-C leave `dimension_separator` out of `.zarray`, and
+/// zarr-python 2.6's `NestedDirectoryStore` wrote nested chunks without it: over a web server,
+/// which cannot list, both open and read (the `/` form tried where the `.` one is missing),
+/// and opening a consolidated store, an array and reading one chunk takes at most 4 requests.
+#[test]
+fn http_reads_v2_arrays_whose_zarray_leaves_the_separator_out() {
+    let (Some(base), Some(root)) = (
+        server("LIBZARR_TEST_HTTP_URL"),
+        server("LIBZARR_TEST_HTTP_ROOT"),
+    ) else {
+        return;
+    };
+    let name = format!("unstated-{}.zarr", std::process::id());
+    let local = StoreHandle::open(&format!("{root}/{name}"), OpenMode::Write).unwrap();
+    Group::create(local.clone(), "").unwrap();
+    for (path, separator) in [("flat", "."), ("nested", "/")] {
+        let document = V2.replace(
+            r#""order": "C""#,
+            &format!(r#""order": "C", "dimension_separator": "{separator}""#),
+        );
+        round_trip(&local, path, &document);
+        common::leave_separator_out(&local, path);
+    }
+    assert!(local.contains("nested/1/1").unwrap() && local.contains("flat/1.1").unwrap());
+    consolidated::consolidate(&local).unwrap();
+
+    let url = format!("{base}/{name}");
+    for path in ["flat", "nested"] {
+        let store = open_store(&url, AccessMode::Read, None, Consolidated::Use).unwrap();
+        let array = Array::open(store.clone(), path).unwrap();
+        let mut chunk = vec![0u8; 16 * 16 * 4];
+        array.read_region(&[16, 16], &[16, 16], &mut chunk).unwrap();
+        let requests = store.request_stats().unwrap().requests;
+        assert!(requests <= 4, "{path}: {requests} requests");
+        let expected: Vec<u8> = (16..32)
+            .flat_map(|r| (16..32).map(move |c| if r < 30 && c < 30 { r * 30 + c } else { -1 }))
+            .flat_map(|i: i32| if i < 0 { i } else { i * 7 - 1000 }.to_ne_bytes())
+            .collect();
+        assert_eq!(chunk, expected, "{path}: one chunk");
+        let mut all = vec![0u8; 40 * 30 * 4];
+        array.read_region(&[0, 0], &[40, 30], &mut all).unwrap();
+        assert_eq!(&all[..900 * 4], &values(900)[..], "{path}");
+        assert_eq!(
+            array.metadata_json().unwrap()["dimension_separator"],
+            if path == "flat" { "." } else { "/" },
+            "{path}: the separator found"
+        );
     }
 }
 

@@ -114,8 +114,11 @@ impl Array {
         f: impl FnOnce(Option<&[u8]>) -> Result<T>,
     ) -> Result<T> {
         let mut buf = STORED.with(Cell::take);
-        let result = match self.store.get_into(key, &mut buf) {
-            Ok(found) => f(found.then_some(buf.as_slice())),
+        let found = self.fetch_chunk(key, |key| {
+            Ok(self.store.get_into(key, &mut buf)?.then_some(()))
+        });
+        let result = match found {
+            Ok(found) => f(found.map(|()| buf.as_slice())),
             Err(e) => Err(e),
         };
         if buf.capacity() <= KEEP_BUFFER_BYTES {
@@ -180,7 +183,7 @@ impl Array {
     /// Opens an uncompressed chunk for reading in parts, checking its size; `None` if it was
     /// never written.
     pub(super) fn open_uncompressed(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
-        let value = self.store.open_value(key)?;
+        let value = self.fetch_chunk(key, |key| self.store.open_value(key))?;
         match value {
             Some(v) if v.len() != self.chunk_nbytes as u64 => {
                 Err(self.wrong_size(&ChunkName::Key(key.into()), v.len()))

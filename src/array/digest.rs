@@ -55,7 +55,8 @@ impl Array {
         };
         hash(hashname, |sink| {
             for coords in &chunks {
-                if let Some(bytes) = self.store.get(&self.chunk_key(coords))? {
+                let key = self.chunk_key(coords);
+                if let Some(bytes) = self.fetch_chunk(&key, |key| self.store.get(key))? {
                     sink(&bytes);
                 }
             }

@@ -161,12 +161,6 @@ impl Array {
         Ok(out)
     }
 
-    /// The grid position of the chunk (or shard) a key name below the array names (`"3.1"`,
-    /// `"c/3/1"`, ...); `None` for other names.
-    pub(super) fn chunk_coords(&self, name: &str) -> Option<Vec<u64>> {
-        self.metadata.chunk_keys.coords(name, self.ndim())
-    }
-
     /// The grid positions of the chunks stored for this array.
     pub(crate) fn stored_chunks(&self) -> Result<Vec<Vec<u64>>> {
         let prefix = path::join(&self.path, "");

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 mod buffer;
 mod chunk_cache;
 mod chunk_io;
+mod chunk_keys;
 mod digest;
 mod edit;
 mod info;
@@ -76,6 +77,8 @@ pub struct Array {
     read_only: bool,
     /// Whether this handle is a view: metadata that only it holds, so never resized.
     is_view: bool,
+    /// The separator of the chunk keys, where the metadata does not state it.
+    key_separator: chunk_keys::KeySeparator,
 }
 
 impl Array {
@@ -196,18 +199,19 @@ impl Array {
     }
 
     /// Opens the array at `path`, v2 or v3 ([`hierarchy::node`] tells); [`Error::NotFound`]
-    /// when there is none, saying what is there instead.
+    /// when nothing is there, [`Error::WrongNodeType`] naming the group's document when a
+    /// group is.
     pub fn open(store: Arc<StoreHandle>, path: &str) -> Result<Array> {
         let path = path::normalize(path)?;
         let Some(stored) = hierarchy::read_array_metadata(&store, &path)? else {
             let found = hierarchy::node(&store, &path)?;
-            let what = match found.kind {
-                hierarchy::NodeKind::Group => format!("a group, {:?}", found.key),
-                _ => "nothing".to_string(),
-            };
-            return Err(Error::NotFound(format!(
-                "no array at path {path:?} (found {what})"
-            )));
+            return Err(match found.kind {
+                hierarchy::NodeKind::Group => Error::WrongNodeType(format!(
+                    "path {path:?} holds a group ({:?}), not an array",
+                    found.key
+                )),
+                _ => Error::NotFound(format!("no array at path {path:?} (found nothing)")),
+            });
         };
         let key = stored.key;
         Self::from_metadata(store, path, stored.metadata).map_err(|e| e.context(&key))
@@ -219,6 +223,7 @@ impl Array {
         mut metadata: ArrayMetadata,
     ) -> Result<Array> {
         let ndim = metadata.chunks.len();
+        let metadata_states_separator = !metadata.chunk_keys.unstated;
         let codecs = match &metadata.format {
             FormatMetadata::V2 {
                 compressor,
@@ -284,6 +289,7 @@ impl Array {
             shard_indexes: Default::default(),
             read_only: false,
             is_view: false,
+            key_separator: chunk_keys::KeySeparator::new(metadata_states_separator),
         })
     }
 
@@ -307,11 +313,19 @@ impl Array {
     }
 
     /// The metadata document with the current shape: for v2 the `.zarray` document as libzarr
-    /// understands it (all keys, sorted; canonical values), for v3 the `zarr.json` as stored,
+    /// understands it (all keys, sorted; canonical values; `dimension_separator` where the
+    /// document states it or this handle found the chunks' separator), for v3 the `zarr.json` as stored,
     /// with the attributes stored now (the handle keeps the document it was opened with, and
     /// attribute writes, its own included, change that member).
     pub fn metadata_json(&self) -> Result<Value> {
         let mut doc = self.metadata.document_json(&self.shape());
+        if let (true, Some(separator)) = (
+            self.metadata.chunk_keys.unstated,
+            self.chunk_key_separator(),
+        ) {
+            doc["dimension_separator"] = separator.to_string().into();
+            doc = metadata::sort_keys(&doc);
+        }
         if self.zarr_format() == 3 {
             let attributes = metadata::python_constants_masked(&self.attributes()?);
             let attributes: Value = serde_json::from_str(&attributes).unwrap_or_default();
@@ -360,26 +374,50 @@ impl Array {
         &self.chunk_shape
     }
 
-    /// The dimension names: a v3 array's `dimension_names`, or for a v2 array xarray's
-    /// `_ARRAY_DIMENSIONS` attribute when it is a list of one string per dimension; `None`
-    /// when the array names none.
+    /// The dimension names: a v3 array's `dimension_names`; for a v2 array xarray's
+    /// `_ARRAY_DIMENSIONS` attribute, else netCDF-C's NCZarr dimension references (the last
+    /// segment of each: `/g/lat` names `lat`), from `_nczarr_array` in the attributes
+    /// (netCDF-C 4.9.3 and later) or in `.zarray` (also `_NCZARR_ARRAY`, as 4.8 wrote it),
+    /// each a list of one string per dimension; `None` when the array names none.
     pub fn dimension_names(&self) -> Result<Option<Vec<Option<String>>>> {
         if self.metadata.zarr_format() == 3 {
             return Ok(self.metadata.dimension_names().map(<[_]>::to_vec));
         }
-        let attrs = self.attributes()?;
-        let value: Value =
-            serde_json::from_str(&metadata::python_constants_masked(&attrs)).unwrap_or_default();
-        Ok(value
-            .get("_ARRAY_DIMENSIONS")
-            .and_then(Value::as_array)
-            .filter(|names| names.len() == self.ndim())
-            .and_then(|names| {
-                names
-                    .iter()
-                    .map(|n| n.as_str().map(|s| Some(s.to_string())))
-                    .collect()
-            }))
+        let parse = |text: &str| -> Value {
+            serde_json::from_str(&metadata::python_constants_masked(text)).unwrap_or_default()
+        };
+        let attrs = parse(&self.attributes()?);
+        let names = |list: Option<&Value>, last_segment: bool| -> Option<Vec<Option<String>>> {
+            let list = list?.as_array().filter(|l| l.len() == self.ndim())?;
+            list.iter()
+                .map(|n| {
+                    let name = n.as_str()?;
+                    let name = match last_segment {
+                        true => name.rsplit('/').next().filter(|s| !s.is_empty())?,
+                        false => name,
+                    };
+                    Some(Some(name.to_string()))
+                })
+                .collect()
+        };
+        if let Some(found) = names(attrs.get("_ARRAY_DIMENSIONS"), false) {
+            return Ok(Some(found));
+        }
+        let nczarr_names = |member: Option<&Value>| {
+            let member = member?;
+            names(member.get("dimension_references"), true)
+                .or_else(|| names(member.get("dimrefs"), true))
+        };
+        if let Some(found) = nczarr_names(attrs.get("_nczarr_array")) {
+            return Ok(Some(found));
+        }
+        let key = path::join(&self.path, ZARRAY);
+        let zarray = match self.store.node_document(&key)? {
+            Some(bytes) => parse(&String::from_utf8_lossy(&bytes)),
+            None => Value::Null,
+        };
+        Ok(nczarr_names(zarray.get("_nczarr_array"))
+            .or_else(|| nczarr_names(zarray.get("_NCZARR_ARRAY"))))
     }
 
     /// The store the array lives in.
@@ -420,11 +458,6 @@ impl Array {
         hierarchy::delete_attribute(&self.store, &self.path, name)
     }
 
-    /// The store key of the chunk (or shard) at grid position `coords`.
-    pub fn chunk_key(&self, coords: &[u64]) -> String {
-        path::join(&self.path, &self.metadata.chunk_keys.name(coords))
-    }
-
     /// The object codec of an object (`|O`) array, `None` for fixed-size types.
     pub fn object_codec(&self) -> Option<&ObjectCodec> {
         self.object.as_ref()
@@ -433,13 +466,16 @@ impl Array {
     /// Prefixes an error about a selection or buffer with the array's path.
     /// Checks that this handle may write its chunks and attributes: not a read-only view, and
     /// a store open for writing.
+    /// Settles the chunk keys' separator where the metadata does not state it, so that writes
+    /// add keys of the form already stored.
     fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(self.named(Error::ReadOnly(
                 "this handle is a read-only view (zarr_array_view, zarr_array_astype)".into(),
             )));
         }
-        self.store.check_writable(&self.path)
+        self.store.check_writable(&self.path)?;
+        self.settle_separator_for_writing()
     }
 
     /// Whether this handle is a view (`zarr_array_view`, `zarr_array_astype`).
@@ -486,5 +522,65 @@ impl Array {
     /// Sets whether writes store chunks that hold only the fill value.
     pub fn set_write_empty_chunks(&self, write: bool) {
         self.write_empty_chunks.store(write, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::OpenMode;
+
+    /// netCDF-C records a subgroup variable's dimensions only as NCZarr references: in
+    /// `.zarray` (`_NCZARR_ARRAY` in 4.8, `_nczarr_array` in 4.9) or, from 4.9.3, in the
+    /// attributes; xarray's `_ARRAY_DIMENSIONS` wins where both are given.
+    #[test]
+    fn dimension_names_from_nczarr_references() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let zarray = |extra: &str| {
+            format!(
+                r#"{{"zarr_format": 2, "shape": [2, 3], "chunks": [2, 3], "dtype": "<f4",
+                    "compressor": null, "fill_value": null, "order": "C", "filters": null
+                    {extra}}}"#
+            )
+        };
+        let cases = [
+            (
+                r#", "_NCZARR_ARRAY": {"dimrefs": ["/time", "/g/lat"]}"#,
+                None,
+            ),
+            (
+                r#", "_nczarr_array": {"dimrefs": ["/time", "/g/lat"], "storage": "chunked"}"#,
+                None,
+            ),
+            (
+                "",
+                Some(r#"{"_nczarr_array": {"dimension_references": ["/time", "/g/lat"]}}"#),
+            ),
+        ];
+        for (i, (extra, attrs)) in cases.into_iter().enumerate() {
+            let path = format!("g/v{i}");
+            store
+                .set(&format!("{path}/.zarray"), zarray(extra).as_bytes())
+                .unwrap();
+            if let Some(attrs) = attrs {
+                store
+                    .set(&format!("{path}/.zattrs"), attrs.as_bytes())
+                    .unwrap();
+            }
+            let names = Array::open(store.clone(), &path).unwrap().dimension_names();
+            let expected = vec![Some("time".to_string()), Some("lat".to_string())];
+            assert_eq!(names.unwrap(), Some(expected), "{path}");
+        }
+        store
+            .set("g/v0/.zattrs", br#"{"_ARRAY_DIMENSIONS": ["t", "y"]}"#)
+            .unwrap();
+        let names = Array::open(store.clone(), "g/v0")
+            .unwrap()
+            .dimension_names();
+        assert_eq!(names.unwrap().unwrap()[1].as_deref(), Some("y"));
+        let wrong_length = zarray(r#", "_nczarr_array": {"dimrefs": ["/time"]}"#);
+        store.set("g/w/.zarray", wrong_length.as_bytes()).unwrap();
+        let names = Array::open(store.clone(), "g/w").unwrap().dimension_names();
+        assert_eq!(names.unwrap(), None);
     }
 }

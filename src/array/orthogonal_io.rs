@@ -261,10 +261,10 @@ impl Array {
     ) -> Result<()> {
         let count = usize::try_from(plan.chunk_count())
             .map_err(|_| Error::Overflow("more chunks than memory can count".into()))?;
-        let key = |i: usize| self.chunk_key(&plan.chunk(i as u64).coords);
-        self.store.get_many(count, &key, &|i, raw| {
-            let name = ChunkName::Key(key(i).into());
-            self.place_stored_chunk(&plan.chunk(i as u64), &name, raw, buffer, out, how, fill)
+        self.get_chunks(count, &|i| plan.chunk(i as u64).coords, &|i, raw| {
+            let task = plan.chunk(i as u64);
+            let name = ChunkName::Key(self.chunk_key(&task.coords).into());
+            self.place_stored_chunk(&task, &name, raw, buffer, out, how, fill)
         })
     }
 

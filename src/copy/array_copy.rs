@@ -275,7 +275,7 @@ fn has_stored_chunks(src: &Array, start: &[u64], count: &[u64]) -> Result<bool> 
         .collect();
     let mut coords = first.clone();
     loop {
-        if src.store().contains(&src.chunk_key(&coords))? {
+        if src.chunk_is_stored(&coords)? {
             return Ok(true);
         }
         // Odometer over the chunk coordinates, last dimension fastest.

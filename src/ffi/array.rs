@@ -176,7 +176,8 @@ fn create_array(
     })
 }
 
-/// Opens the array at `path`; `ZARR_ERR_NOT_FOUND` when there is none.
+/// Opens the array at `path`; `ZARR_ERR_NOT_FOUND` when nothing is there,
+/// `ZARR_ERR_WRONG_NODE_TYPE` when a group is (the message names its metadata key).
 ///
 /// # Safety
 /// `store` must be a live handle, `path` a NUL-terminated string, `out_array` writable.
@@ -345,8 +346,9 @@ pub unsafe extern "C" fn zarr_array_zarr_format(
 }
 
 /// The dimension names as a JSON list of strings and nulls, one per dimension: a v3 array's
-/// `dimension_names`, or for a v2 array xarray's `_ARRAY_DIMENSIONS` attribute; the text
-/// `null` when the array names none. Free with `zarr_string_free`.
+/// `dimension_names`; for a v2 array xarray's `_ARRAY_DIMENSIONS` attribute, else the names
+/// netCDF-C's NCZarr records (the last segment of each dimension reference, `/g/lat` naming
+/// `lat`); the text `null` when the array names none. Free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.

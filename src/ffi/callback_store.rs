@@ -3,10 +3,10 @@
 
 use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::*;
-use super::store::{access_mode, zarr_open_mode, zarr_store, ZARR_OPEN_IGNORE_CONSOLIDATED};
-use crate::consolidated;
+use super::store::{access_mode, consolidated_use, zarr_open_mode, zarr_store};
 use crate::error::{Error, Result};
-use crate::store::{OpenMode, Store, StoreHandle, ValueReader};
+use crate::open::open_backend;
+use crate::store::{OpenMode, Store, ValueReader};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Mutex;
@@ -142,11 +142,13 @@ pub unsafe extern "C" fn zarr_store_open_callbacks(
         let open = mode_asked.open_mode();
         let backend = CallbackStore::new(callbacks, open)?;
         let (name, scope) = (backend.name.clone(), format!("{:p}", callbacks.user_data));
-        let inner = StoreHandle::over_backend(Box::new(backend), &name, &scope, open);
-        inner.prepare_for(mode_asked)?;
-        if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
-            consolidated::load(&inner)?;
-        }
+        let inner = open_backend(
+            Box::new(backend),
+            &name,
+            &scope,
+            mode_asked,
+            consolidated_use(mode),
+        )?;
         give_handle(out, zarr_store { inner });
         Ok(())
     })

@@ -160,8 +160,8 @@ pub unsafe extern "C" fn zarr_group_zarr_format(
     })
 }
 
-/// Opens the group at `path` (v2 or v3); `ZARR_ERR_NOT_FOUND` when there is none, saying what
-/// is there instead.
+/// Opens the group at `path` (v2 or v3); `ZARR_ERR_NOT_FOUND` when nothing is there,
+/// `ZARR_ERR_WRONG_NODE_TYPE` when an array is (the message names its metadata key).
 ///
 /// # Safety
 /// `store` must be a live handle, `path` a NUL-terminated string, `out_group` writable.

@@ -50,6 +50,9 @@ pub const ZARR_ERR_PERMISSION_DENIED: zarr_status = -16;
 pub const ZARR_ERR_UNREACHABLE: zarr_status = -17;
 /// A server did not answer within the request timeout, after the retries.
 pub const ZARR_ERR_TIMEOUT: zarr_status = -18;
+/// The path holds a node of the other kind: a group where an array was to be opened, or an
+/// array where a group was; the message names what is there (its metadata key).
+pub const ZARR_ERR_WRONG_NODE_TYPE: zarr_status = -19;
 /// A bug in libzarr (a caught panic); please report it with `zarr_last_error()`.
 pub const ZARR_ERR_INTERNAL: zarr_status = -99;
 
@@ -74,6 +77,7 @@ const NAMES: &[(zarr_status, &str)] = &[
     (ZARR_ERR_PERMISSION_DENIED, "ZARR_ERR_PERMISSION_DENIED\0"),
     (ZARR_ERR_UNREACHABLE, "ZARR_ERR_UNREACHABLE\0"),
     (ZARR_ERR_TIMEOUT, "ZARR_ERR_TIMEOUT\0"),
+    (ZARR_ERR_WRONG_NODE_TYPE, "ZARR_ERR_WRONG_NODE_TYPE\0"),
     (ZARR_ERR_INTERNAL, "ZARR_ERR_INTERNAL\0"),
 ];
 
@@ -98,6 +102,7 @@ pub(crate) fn status_of(err: &Error) -> zarr_status {
         Error::PermissionDenied(_) => ZARR_ERR_PERMISSION_DENIED,
         Error::Unreachable(_) => ZARR_ERR_UNREACHABLE,
         Error::Timeout(_) => ZARR_ERR_TIMEOUT,
+        Error::WrongNodeType(_) => ZARR_ERR_WRONG_NODE_TYPE,
         Error::Internal(_) => ZARR_ERR_INTERNAL,
     }
 }

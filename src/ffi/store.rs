@@ -4,6 +4,7 @@ use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use crate::consolidated;
 use crate::error::{Error, Result};
+use crate::open::{open_store, Consolidated};
 use crate::store::{AccessMode, RequestStats, StoreHandle};
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -240,15 +241,25 @@ fn open(
 ) -> Result<()> {
     let location = str_arg(location, "location")?;
     let out = out_arg(out_store, "out_store")?;
-    let inner = StoreHandle::open_in_mode(location, access_mode(mode)?, options)?;
-    if mode & ZARR_OPEN_IGNORE_CONSOLIDATED == 0 {
-        consolidated::load(&inner)?;
-    }
+    let inner = open_store(
+        location,
+        access_mode(mode)?,
+        options,
+        consolidated_use(mode),
+    )?;
     give_handle(out, zarr_store { inner });
     Ok(())
 }
 
-/// The access mode of a `zarr_open_mode`, whose flags are read by the caller.
+/// Whether a `zarr_open_mode` reads consolidated metadata.
+pub(super) fn consolidated_use(mode: zarr_open_mode) -> Consolidated {
+    match mode & ZARR_OPEN_IGNORE_CONSOLIDATED {
+        0 => Consolidated::Use,
+        _ => Consolidated::Ignore,
+    }
+}
+
+/// The access mode of a `zarr_open_mode` (its flags are read by [`consolidated_use`]).
 pub(super) fn access_mode(mode: zarr_open_mode) -> Result<AccessMode> {
     match mode & !ZARR_OPEN_IGNORE_CONSOLIDATED {
         ZARR_MODE_READ => Ok(AccessMode::Read),

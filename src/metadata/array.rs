@@ -23,6 +23,10 @@ pub struct ChunkKeyEncoding {
     pub prefixed: bool,
     /// What separates the indices: `'.'` or `'/'`.
     pub separator: char,
+    /// A v2 `.zarray` of more than one dimension left `dimension_separator` out: `separator`
+    /// is the spec's `.`, but the chunks may lie under `/` keys (zarr-python 2.6's
+    /// `NestedDirectoryStore` wrote them so); the array handle finds out which.
+    pub unstated: bool,
 }
 
 impl ChunkKeyEncoding {
@@ -31,6 +35,7 @@ impl ChunkKeyEncoding {
         ChunkKeyEncoding {
             prefixed: false,
             separator,
+            unstated: false,
         }
     }
 
@@ -171,10 +176,12 @@ mod tests {
         let v3 = ChunkKeyEncoding {
             prefixed: true,
             separator: '/',
+            unstated: false,
         };
         let dotted = ChunkKeyEncoding {
             prefixed: true,
             separator: '.',
+            unstated: false,
         };
         for (enc, coords, name) in [
             (v3, vec![1, 23], "c/1/23"),

@@ -340,6 +340,7 @@ fn chunk_key_encoding(value: &Value) -> Result<ChunkKeyEncoding> {
     Ok(ChunkKeyEncoding {
         prefixed,
         separator,
+        unstated: false,
     })
 }
 

@@ -124,21 +124,24 @@ impl ArrayMetadata {
             }
         };
         let separator = match obj.get("dimension_separator") {
-            None | Some(Value::Null) => '.',
-            Some(v) if v == "." => '.',
-            Some(v) if v == "/" => '/',
+            None | Some(Value::Null) => None,
+            Some(v) if v == "." => Some('.'),
+            Some(v) if v == "/" => Some('/'),
             Some(v) => {
                 return Err(Error::InvalidMetadata(format!(
                     "dimension_separator must be \".\" or \"/\", got {v}"
                 )))
             }
         };
+        let mut chunk_keys = ChunkKeyEncoding::v2(separator.unwrap_or('.'));
+        // A new array states its separator; a stored document may not.
+        chunk_keys.unstated = separator.is_none() && chunks.len() > 1 && !defaults;
         Ok(ArrayMetadata {
             shape,
             chunks,
             dtype,
             fill_value,
-            chunk_keys: ChunkKeyEncoding::v2(separator),
+            chunk_keys,
             format: FormatMetadata::V2 {
                 compressor,
                 filters,
@@ -148,7 +151,7 @@ impl ArrayMetadata {
     }
 
     /// The `.zarray` document of a v2 array's metadata, with every key zarr-python writes
-    /// (`None` for v3 metadata).
+    /// (`None` for v3 metadata); `dimension_separator` only where the metadata states it.
     pub fn to_zarray(&self) -> Option<Value> {
         let FormatMetadata::V2 {
             compressor,
@@ -158,7 +161,7 @@ impl ArrayMetadata {
         else {
             return None;
         };
-        Some(json!({
+        let mut zarray = json!({
             "zarr_format": 2,
             "shape": self.shape,
             "chunks": self.chunks,
@@ -167,8 +170,11 @@ impl ArrayMetadata {
             "fill_value": self.fill_value.to_json(&self.dtype),
             "order": match order { Order::C => "C", Order::F => "F" },
             "filters": filters,
-            "dimension_separator": self.chunk_keys.separator.to_string(),
-        }))
+        });
+        if !self.chunk_keys.unstated {
+            zarray["dimension_separator"] = self.chunk_keys.separator.to_string().into();
+        }
+        Some(zarray)
     }
 }
 

@@ -494,8 +494,9 @@ pub struct StoreHandle {
     lock_scope: String,
     /// The lock files shared with other processes (option `process_synchronizer`).
     process_locks: Option<ProcessLocks>,
-    /// When set, every metadata key ([`path::is_metadata_key`]) is read from here instead of
-    /// the backend; writes through this handle go to both.
+    /// When set, node lookups ([`StoreHandle::node_document`]) read metadata keys
+    /// ([`path::is_metadata_key`]) from here instead of the backend; raw key operations never
+    /// do. Writes through this handle go to both.
     consolidated: RwLock<Option<MetadataDocuments>>,
 }
 
@@ -508,8 +509,8 @@ impl StoreHandle {
     /// `sqlite://PATH` for an [`SqliteStore`] and `lmdb://PATH` for an [`LmdbStore`] (`PATH`
     /// relative, or absolute after a third `/`), a path ending in `.zip` (that is not an
     /// existing directory) for a [`ZipStore`], anything else a directory path (`file://` may
-    /// precede it). Consolidated metadata is not read here: `crate::consolidated::load` does
-    /// that (as `zarr_store_open` does unless told not to).
+    /// precede it). Consolidated metadata is not read here: front ends open stores through
+    /// `crate::open::open_store`, which reads it.
     pub fn open(location: &str, mode: OpenMode) -> Result<Arc<StoreHandle>> {
         Self::open_with_options(location, mode, None)
     }
@@ -700,20 +701,43 @@ impl StoreHandle {
         }
     }
 
-    /// The value under `key`, if any.
+    /// The value under `key`, if any, as stored (consolidated metadata is never consulted:
+    /// node lookups use [`StoreHandle::node_document`]).
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.backend.get(key)
+    }
+
+    /// The values under `keys` (each `None` when missing), as stored, fetched together (on a
+    /// remote store, in one round trip).
+    pub fn get_all(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.fetch_all(keys, false)
+    }
+
+    /// The metadata document under `key` as a node lookup sees it: from the consolidated
+    /// metadata in use when that answers the key (a document it does not hold is missing, as
+    /// for zarr-python), else from the store. Only the hierarchy's node lookups read through
+    /// here; every raw key operation sees the store's own bytes.
+    pub fn node_document(&self, key: &str) -> Result<Option<Vec<u8>>> {
         match self.consolidated_get(key) {
             Some(answer) => Ok(answer),
             None => self.backend.get(key),
         }
     }
 
-    /// The values under `keys` (each `None` when missing): those the consolidated metadata
-    /// in use answers from it, the others fetched together (on a remote store, in one round
+    /// [`StoreHandle::node_document`] for several keys: those the consolidated metadata in
+    /// use answers from it, the others fetched together (on a remote store, in one round
     /// trip).
-    pub fn get_all(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
-        let answered: Vec<Option<Option<Vec<u8>>>> =
-            keys.iter().map(|key| self.consolidated_get(key)).collect();
+    pub fn node_documents(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.fetch_all(keys, true)
+    }
+
+    /// The values under `keys`, fetched together; with `through_view`, those the consolidated
+    /// metadata in use answers are taken from it.
+    fn fetch_all(&self, keys: &[String], through_view: bool) -> Result<Vec<Option<Vec<u8>>>> {
+        let answered: Vec<Option<Option<Vec<u8>>>> = keys
+            .iter()
+            .map(|key| through_view.then(|| self.consolidated_get(key)).flatten())
+            .collect();
         let wanted: Vec<usize> = (0..keys.len()).filter(|&i| answered[i].is_none()).collect();
         let fetched: Vec<Mutex<Option<Vec<u8>>>> =
             wanted.iter().map(|_| Mutex::new(None)).collect();
@@ -742,19 +766,12 @@ impl StoreHandle {
 
     /// Reads the value under `key` into `buf`, reusing its capacity; `false` if there is none.
     pub fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
-        if let Some(answer) = self.consolidated_get(key) {
-            buf.clear();
-            return Ok(answer.map(|v| buf.extend_from_slice(&v)).is_some());
-        }
         self.backend.get_into(key, buf)
     }
 
     /// Opens the value under `key` for reading parts of it; `None` if missing.
     pub fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
-        match self.consolidated_get(key) {
-            Some(answer) => Ok(answer.map(|v| Box::new(v) as Box<dyn ValueReader>)),
-            None => self.backend.open_value(key),
-        }
+        self.backend.open_value(key)
     }
 
     /// Opens many chunk values at once (see [`Store::open_many`]).
@@ -797,18 +814,12 @@ impl StoreHandle {
 
     /// The length of the value under `key`, if any, without reading it where possible.
     pub fn value_len(&self, key: &str) -> Result<Option<u64>> {
-        match self.consolidated_get(key) {
-            Some(answer) => Ok(answer.map(|v| v.len() as u64)),
-            None => self.backend.value_len(key),
-        }
+        self.backend.value_len(key)
     }
 
     /// Whether `key` holds a value.
     pub fn contains(&self, key: &str) -> Result<bool> {
-        match self.consolidated_get(key) {
-            Some(answer) => Ok(answer.is_some()),
-            None => self.backend.contains(key),
-        }
+        self.backend.contains(key)
     }
 
     /// Stores a value; refused on a read-only store.
@@ -866,8 +877,9 @@ impl StoreHandle {
 
     /// Copies the value under `src_key` of `src` to `key` of this store (`false` when `src`
     /// has none). When both keep values in files, the value goes file to file without
-    /// passing through memory; metadata keys always go through [`StoreHandle::get`] and
-    /// [`StoreHandle::set`], so consolidated metadata in use on either side stays right.
+    /// passing through memory; metadata keys always go through [`StoreHandle::set`], so
+    /// consolidated metadata in use on this side stays up to date. The value copied is the
+    /// one stored, never one from consolidated metadata.
     pub fn copy_value_from(&self, src: &StoreHandle, src_key: &str, key: &str) -> Result<bool> {
         self.check_writable(key)?;
         if !path::is_metadata_key(key) && !path::is_metadata_key(src_key) {

@@ -42,6 +42,19 @@ pub const V3_SHARDED: &str = r#"{"zarr_format": 3, "node_type": "array", "shape"
     "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [5, 8],
         "codecs": [{"name": "bytes"}, {"name": "zstd"}]}}]}"#;
 
+/// Rewrites the `.zarray` of the v2 array at `path` without `dimension_separator`, as
+/// zarr-python 2 (and, with nested chunks, its 2.6 `NestedDirectoryStore`) wrote it.
+pub fn leave_separator_out(store: &Arc<StoreHandle>, path: &str) {
+    let key = format!("{path}/.zarray");
+    let mut zarray: serde_json::Value =
+        serde_json::from_slice(&store.get(&key).unwrap().unwrap()).unwrap();
+    zarray
+        .as_object_mut()
+        .unwrap()
+        .remove("dimension_separator");
+    store.set(&key, zarray.to_string().as_bytes()).unwrap();
+}
+
 /// Writes a box, reads back the whole array (the rest is the fill value) and a box across
 /// chunks.
 pub fn round_trip(store: &Arc<StoreHandle>, path: &str, document: &str) {

@@ -79,8 +79,8 @@ def test_hierarchy_zarr_python_to_libzarr(tmp_path):
         with store.open_array("x") as x:
             assert x.attrs() == {}
             assert_same(x.read(), ex)
-        expect_error("ZARR_ERR_NOT_FOUND", store.open_group, "x")
-        expect_error("ZARR_ERR_NOT_FOUND", store.open_array, "a")
+        expect_error("ZARR_ERR_WRONG_NODE_TYPE", store.open_group, "x")
+        expect_error("ZARR_ERR_WRONG_NODE_TYPE", store.open_array, "a")
         expect_error("ZARR_ERR_NOT_FOUND", store.open_array, "a/nope")
         expect_error("ZARR_ERR_INVALID_PATH", store.open_array, "a/../x")
         expect_error("ZARR_ERR_INVALID_PATH", store.open_group, "./a")

@@ -355,10 +355,11 @@ def test_node_with_both_formats_opens_as_v3(tmp_path):
 def test_opening_the_wrong_kind_of_node(tmp_path):
     python_hierarchy(tmp_path)
     with libzarr.open_store(tmp_path, "r") as store:
-        expect_error("ZARR_ERR_NOT_FOUND", store.open_group, "x", naming="array")
-        expect_error("ZARR_ERR_NOT_FOUND", store.open_group, "a/b/y", naming="array")
-        expect_error("ZARR_ERR_NOT_FOUND", store.open_array, "a", naming="group")
-        expect_error("ZARR_ERR_NOT_FOUND", store.open_array, "", naming="group")
+        expect_error("ZARR_ERR_WRONG_NODE_TYPE", store.open_group, "x", naming="array")
+        expect_error("ZARR_ERR_WRONG_NODE_TYPE", store.open_group, "a/b/y", naming="array")
+        expect_error("ZARR_ERR_WRONG_NODE_TYPE", store.open_array, "a", naming="group")
+        expect_error("ZARR_ERR_WRONG_NODE_TYPE", store.open_array, "", naming="group")
+        expect_error("ZARR_ERR_NOT_FOUND", store.open_array, "nothing/here")
 
 
 def test_creating_over_existing_nodes(tmp_path):

@@ -6,7 +6,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use zarr::copy::{copy_array, copy_store, Progress};
-use zarr::{Array, OpenMode, StoreHandle};
+use zarr::store::AccessMode;
+use zarr::{open_store, Array, Consolidated};
 
 /// Blocks an array copy moves at once (or one destination chunk, if larger).
 const BLOCK_BYTES: u64 = 64 << 20;
@@ -25,8 +26,18 @@ pub struct Copy<'a> {
 
 /// Runs the copy and says what it moved.
 pub fn run(copy: &Copy) -> Result<String> {
-    let src = StoreHandle::open_with_options(copy.src, OpenMode::Read, copy.src_options)?;
-    let dst = StoreHandle::open_with_options(copy.dst, OpenMode::Write, copy.dst_options)?;
+    let src = open_store(
+        copy.src,
+        AccessMode::Read,
+        copy.src_options,
+        Consolidated::Use,
+    )?;
+    let dst = open_store(
+        copy.dst,
+        AccessMode::Append,
+        copy.dst_options,
+        Consolidated::Use,
+    )?;
     let bar = progress_bar();
     let mut last = Progress::default();
     let mut report = |p: &Progress| {

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use zarr::hierarchy::{self, NodeKind};
-use zarr::{Array, Group, OpenMode, StoreHandle};
+use zarr::store::AccessMode;
+use zarr::{open_store, Array, Consolidated, Group, StoreHandle};
 
 /// What `zarr diff` compares.
 #[derive(clap::Args)]
@@ -45,7 +46,7 @@ struct Side {
 pub fn command(args: &Args) -> Result<(String, bool)> {
     let side = |location: &str, options: Option<&str>, path: &str| -> Result<Side> {
         Ok(Side {
-            store: StoreHandle::open_with_options(location, OpenMode::Read, options)?,
+            store: open_store(location, AccessMode::Read, options, Consolidated::Use)?,
             path: zarr::path::normalize(path)?,
         })
     };

@@ -18,7 +18,8 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use std::sync::Arc;
 use zarr::hierarchy::{self, NodeKind};
-use zarr::{OpenMode, StoreHandle};
+use zarr::store::AccessMode;
+use zarr::{Consolidated, StoreHandle};
 
 #[derive(Parser)]
 #[command(
@@ -42,20 +43,28 @@ struct Node {
     /// Store options as a JSON object (zarr_store_open_options), e.g. '{"endpoint": "..."}'
     #[arg(long, value_name = "JSON")]
     options: Option<String>,
+    /// Read each node's own metadata documents, not the store's consolidated metadata
+    /// (ZARR_OPEN_IGNORE_CONSOLIDATED)
+    #[arg(long)]
+    ignore_consolidated: bool,
 }
 
 /// What a command gives: the text to print, or the error to report.
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 impl Node {
-    /// Opens the store, read-only unless `writable`.
+    /// Opens the store as the C API's `zarr_store_open_options` does (consolidated metadata
+    /// read when there is some, unless told not to), read-only unless `writable`.
     fn store(&self, writable: bool) -> zarr::Result<Arc<StoreHandle>> {
-        let mode = if writable {
-            OpenMode::Write
-        } else {
-            OpenMode::Read
+        let mode = match writable {
+            true => AccessMode::Append,
+            false => AccessMode::Read,
         };
-        StoreHandle::open_with_options(&self.location, mode, self.options.as_deref())
+        let consolidated = match self.ignore_consolidated {
+            true => Consolidated::Ignore,
+            false => Consolidated::Use,
+        };
+        zarr::open_store(&self.location, mode, self.options.as_deref(), consolidated)
     }
 
     /// Opens the store and finds the array or group at the node's path: the store, the
