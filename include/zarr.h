@@ -2190,18 +2190,18 @@ zarr_status zarr_store_set_fill_value(zarr_store *store,
  * Diagnostics like zarr-python's `info`, as JSON: `name` (zarr-python's `"/"` + path; null
  * for an array at the store root, as there), `path`, `store` (the location it was opened
  * with), `store_type` (`"directory"`, `"zip"`, `"memory"`, ... as `zarr_group_info_json`),
- * `read_only` (opened with `ZARR_MODE_READ`), `zarr_format`, `dtype` (the NumPy
- * type string), `shape`, `chunks` (for a sharded array: the shards), `nbytes` (the values;
+ * `read_only` (opened with `ZARR_MODE_READ`), `zarr_format`, `shape`, `chunks` (for a
+ * sharded array: the shards), `nbytes` (the values;
  * null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
  * `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
- * null where they exceed 2^64 - 1); then for a v2 array `order`, `compressor` and `filters`,
- * for a v3 array `data_type` and `codecs` as in its `zarr.json` and `inner_chunks`. Free with `zarr_string_free`.
+ * null where they exceed 2^64 - 1); then for a v2 array `dtype` (as in `.zarray`), `order`,
+ * `compressor` and `filters`, for a v3 array `data_type` and `codecs` as in its `zarr.json`
+ * and, when sharded, `inner_chunks`. Free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
  */
-zarr_status zarr_array_info_json(const zarr_array *array,
-                                 char **out_json);
+zarr_status zarr_array_info_json(const zarr_array *array, char **out_json);
 
 /**
  * The diagnostics as zarr-python 2 prints `str(z.info)`: `Key : value` lines, keys padded to

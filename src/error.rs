@@ -82,29 +82,43 @@ impl Error {
 
     /// Prefixes the message with context (e.g. the chunk key), keeping the variant.
     pub fn context(self, ctx: impl std::fmt::Display) -> Self {
+        self.map_message(|m| format!("{ctx}: {m}"))
+    }
+
+    /// The same error with the secrets of every URL in its message hidden
+    /// ([`crate::redact::redact`]).
+    pub fn redacted(self) -> Self {
+        self.map_message(|m| match crate::redact::redact(&m) {
+            std::borrow::Cow::Borrowed(_) => m,
+            std::borrow::Cow::Owned(hidden) => hidden,
+        })
+    }
+
+    /// The same variant with the message `f` makes of this one's.
+    fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
         use Error::*;
         match self {
-            NullPointer(m) => NullPointer(format!("{ctx}: {m}")),
-            InvalidArgument(m) => InvalidArgument(format!("{ctx}: {m}")),
-            OutOfBounds(m) => OutOfBounds(format!("{ctx}: {m}")),
-            BufferSize(m) => BufferSize(format!("{ctx}: {m}")),
-            NotFound(m) => NotFound(format!("{ctx}: {m}")),
-            AlreadyExists(m) => AlreadyExists(format!("{ctx}: {m}")),
-            ReadOnly(m) => ReadOnly(format!("{ctx}: {m}")),
-            InvalidMetadata(m) => InvalidMetadata(format!("{ctx}: {m}")),
-            Unsupported(m) => Unsupported(format!("{ctx}: {m}")),
-            CorruptChunk(m) => CorruptChunk(format!("{ctx}: {m}")),
-            Io(m) => Io(format!("{ctx}: {m}")),
-            InvalidPath(m) => InvalidPath(format!("{ctx}: {m}")),
-            Overflow(m) => Overflow(format!("{ctx}: {m}")),
-            TooLarge(m) => TooLarge(format!("{ctx}: {m}")),
-            Cancelled(m) => Cancelled(format!("{ctx}: {m}")),
-            PermissionDenied(m) => PermissionDenied(format!("{ctx}: {m}")),
-            Unreachable(m) => Unreachable(format!("{ctx}: {m}")),
-            Timeout(m) => Timeout(format!("{ctx}: {m}")),
-            Changed(m) => Changed(format!("{ctx}: {m}")),
-            WrongNodeType(m) => WrongNodeType(format!("{ctx}: {m}")),
-            Internal(m) => Internal(format!("{ctx}: {m}")),
+            NullPointer(m) => NullPointer(f(m)),
+            InvalidArgument(m) => InvalidArgument(f(m)),
+            OutOfBounds(m) => OutOfBounds(f(m)),
+            BufferSize(m) => BufferSize(f(m)),
+            NotFound(m) => NotFound(f(m)),
+            AlreadyExists(m) => AlreadyExists(f(m)),
+            ReadOnly(m) => ReadOnly(f(m)),
+            InvalidMetadata(m) => InvalidMetadata(f(m)),
+            Unsupported(m) => Unsupported(f(m)),
+            CorruptChunk(m) => CorruptChunk(f(m)),
+            Io(m) => Io(f(m)),
+            InvalidPath(m) => InvalidPath(f(m)),
+            Overflow(m) => Overflow(f(m)),
+            TooLarge(m) => TooLarge(f(m)),
+            Cancelled(m) => Cancelled(f(m)),
+            PermissionDenied(m) => PermissionDenied(f(m)),
+            Unreachable(m) => Unreachable(f(m)),
+            Timeout(m) => Timeout(f(m)),
+            Changed(m) => Changed(f(m)),
+            WrongNodeType(m) => WrongNodeType(f(m)),
+            Internal(m) => Internal(f(m)),
         }
     }
 }

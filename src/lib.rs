@@ -22,6 +22,7 @@ pub mod metadata;
 pub mod open;
 pub mod parallel;
 pub mod path;
+pub mod redact;
 pub mod selection;
 pub mod store;
 pub mod strided;

@@ -76,6 +76,11 @@ fn info_tree_and_ls_describe_what_the_store_holds() {
     let (_, out, _) = zarr(&["info", &location, "v3/counts"]);
     assert!(out.contains("zarr_format        : 3\n"), "{out}");
     assert!(out.contains("data_type          : int32\n"), "{out}");
+    // The v3 name of the type alone, and no inner chunks for an array without shards.
+    assert!(
+        !out.contains("dtype") && !out.contains("inner_chunks"),
+        "{out}"
+    );
     let (_, out, _) = zarr(&["info", &location]);
     assert!(out.starts_with("kind        : group\n"), "{out}");
     assert!(
@@ -528,4 +533,83 @@ fn bench_times_every_array_below_a_node() {
     let (code, _, err) = zarr(&["bench", &location, "--repeat", "0"]);
     assert!(code == 2 && err.contains("--repeat"), "{err}");
     std::fs::remove_dir_all(&location).unwrap();
+}
+
+/// `zarr cat ... | head`: the reader goes away and the tool ends quietly, as cat does (by the
+/// pipe's signal, or successfully), never with a message or a panic.
+#[test]
+fn a_closed_pipe_ends_the_tool_quietly() {
+    use std::io::Read;
+    let location = store("pipe");
+    let store = StoreHandle::open(&location, OpenMode::Write).unwrap();
+    let big = Array::create(
+        store,
+        "big",
+        r#"{"shape": [300, 300], "chunks": [100, 100], "dtype": "<f8"}"#,
+    )
+    .unwrap();
+    big.write_region(&[0, 0], &[300, 300], &vec![7u8; 300 * 300 * 8])
+        .unwrap();
+    for args in [
+        vec!["cat", &location, "big"],
+        vec!["info", &location, "big"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zarr"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 20];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.is_empty(), "zarr {args:?}: {err}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            let quiet = out.status.success() || out.status.signal() == Some(libc::SIGPIPE);
+            assert!(quiet, "zarr {args:?}: {:?}", out.status);
+        }
+    }
+    std::fs::remove_dir_all(&location).unwrap();
+}
+
+/// A create that fails leaves no store directory it made behind; one that existed stays.
+#[test]
+fn a_failed_create_leaves_no_new_store_behind() {
+    let location = store("failed-create");
+    let fresh = format!("{location}-fresh");
+    let bad = r#"{"shape": [2]}"#;
+    let (code, _, err) = zarr(&["create", &fresh, "a", "--metadata", bad]);
+    assert!(code == 1 && err.contains("\"dtype\""), "{err}");
+    assert!(!std::path::Path::new(&fresh).exists());
+    let (code, _, _) = zarr(&["create", &location, "a", "--metadata", bad]);
+    assert_eq!(code, 1);
+    assert!(std::path::Path::new(&format!("{location}/.zgroup")).exists());
+    std::fs::remove_dir_all(&location).unwrap();
+}
+
+/// The tool's messages name a server without the secrets of its URL.
+#[test]
+fn messages_hide_the_secrets_of_urls() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let options = r#"{"retries": 0, "connect_timeout_seconds": 2}"#;
+    for url in [
+        format!("http://user:S3CRET-PW@127.0.0.1:{port}/x.zarr"),
+        format!("http://127.0.0.1:{port}/x.zarr?X-Amz-Signature=S3CRET-SIG"),
+    ] {
+        for args in [
+            vec!["info", url.as_str(), "--options", options],
+            vec!["tree", url.as_str(), "--options", options],
+        ] {
+            let (code, out, err) = zarr(&args);
+            assert_eq!(code, 1, "{args:?}");
+            let text = format!("{out}{err}");
+            assert!(!text.contains("S3CRET"), "{args:?}: {text}");
+            assert!(text.contains("127.0.0.1") && text.contains("***"), "{text}");
+        }
+    }
 }

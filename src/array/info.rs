@@ -50,7 +50,6 @@ impl Array {
             "store_type": store.kind().name(),
             "read_only": self.read_only || store.mode() == OpenMode::Read,
             "zarr_format": self.zarr_format(),
-            "dtype": meta.dtype.to_json(),
             "shape": shape,
             "chunks": meta.chunks,
             "nbytes": nbytes,
@@ -61,13 +60,16 @@ impl Array {
         });
         match &meta.format {
             FormatMetadata::V2 { filters, .. } => {
+                info["dtype"] = meta.dtype.to_json();
                 info["order"] = json!(self.metadata_json()?.get("order"));
                 info["compressor"] = json!(self.pipeline.compressor_config());
                 info["filters"] = json!(filters);
             }
             FormatMetadata::V3 { document, .. } => {
                 info["data_type"] = document.get("data_type").unwrap_or_default();
-                info["inner_chunks"] = json!(self.inner_chunks());
+                if self.sharding.is_some() {
+                    info["inner_chunks"] = json!(self.inner_chunks());
+                }
                 info["codecs"] = document.get("codecs").unwrap_or_default();
             }
         }
@@ -280,6 +282,12 @@ mod tests {
         );
         assert_eq!(info["data_type"], "int32");
         assert_eq!(info["codecs"][0]["name"], "sharding_indexed");
-        assert!(info.get("compressor").is_none());
+        assert!(info.get("compressor").is_none() && info.get("dtype").is_none());
+        let plain = doc.replace(
+            r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [5, 5]}}]"#,
+            r#"[{"name": "bytes"}]"#,
+        );
+        let b = Array::create(store.clone(), "b", &plain).unwrap();
+        assert!(b.info().unwrap().get("inner_chunks").is_none());
     }
 }

@@ -4,6 +4,7 @@
 //! processes are not supported.
 
 use crate::error::{Error, Result};
+use crate::redact::Secret;
 use ini::Ini;
 use std::path::PathBuf;
 
@@ -13,9 +14,9 @@ pub struct AwsProfile {
     /// `aws_access_key_id`.
     pub access_key_id: Option<String>,
     /// `aws_secret_access_key`.
-    pub secret_access_key: Option<String>,
+    pub secret_access_key: Option<Secret>,
     /// `aws_session_token`.
-    pub session_token: Option<String>,
+    pub session_token: Option<Secret>,
     /// `region`.
     pub region: Option<String>,
     /// `endpoint_url`.
@@ -56,8 +57,12 @@ pub fn read(profile: &str, explicit: bool) -> Result<Option<AwsProfile>> {
         let get = |key: &str| values.get(key).map(str::to_string);
         // The credentials file wins over the config file for the keys both may hold.
         p.access_key_id = get("aws_access_key_id").or(p.access_key_id.take());
-        p.secret_access_key = get("aws_secret_access_key").or(p.secret_access_key.take());
-        p.session_token = get("aws_session_token").or(p.session_token.take());
+        p.secret_access_key = get("aws_secret_access_key")
+            .map(Secret::from)
+            .or(p.secret_access_key.take());
+        p.session_token = get("aws_session_token")
+            .map(Secret::from)
+            .or(p.session_token.take());
         p.region = get("region").or(p.region.take());
         p.endpoint_url = get("endpoint_url").or(p.endpoint_url.take());
     }
@@ -98,8 +103,8 @@ mod tests {
             work,
             AwsProfile {
                 access_key_id: Some("AKWORK".into()),
-                secret_access_key: Some("swork".into()),
-                session_token: Some("tok".into()),
+                secret_access_key: Some(Secret::from("swork".to_string())),
+                session_token: Some(Secret::from("tok".to_string())),
                 region: Some("us-west-2".into()),
                 endpoint_url: Some("http://127.0.0.1:9000".into()),
             }

@@ -8,6 +8,7 @@
 
 use super::options::{env, is_yes, StoreOptions};
 use crate::error::{Error, Result};
+use crate::redact::Secret;
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 
 /// Azurite's account and its published key.
@@ -128,8 +129,9 @@ pub fn builder(
     // One credential, the first given: options, variables, connection string, emulator.
     let key = |k: &Option<String>| k.clone().map(|k| (AzureConfigKey::AccessKey, k));
     let sas = |s: &Option<String>| s.clone().map(|s| (AzureConfigKey::SasKey, s));
-    let credential = key(&options.account_key)
-        .or_else(|| sas(&options.sas_token))
+    let exposed = |s: &Option<Secret>| s.as_ref().map(|s| s.expose().to_string());
+    let credential = key(&exposed(&options.account_key))
+        .or_else(|| sas(&exposed(&options.sas_token)))
         .or_else(|| key(&env("AZURE_STORAGE_ACCOUNT_KEY")))
         .or_else(|| key(&env("AZURE_STORAGE_ACCESS_KEY")))
         .or_else(|| key(&env("AZURE_STORAGE_KEY")))

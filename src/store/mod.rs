@@ -527,7 +527,7 @@ impl StoreHandle {
         let options = StoreOptions::from_json(options.unwrap_or(""))?;
         // What names the store's keys for the chunk locks, where the location alone does not.
         let mut scope = None;
-        let mut shown = location.to_string();
+        let shown = crate::redact::redact_url(location).into_owned();
         let kind = kind_of(location);
         let backend: Box<dyn Store> = match kind {
             StoreKind::Memory => {
@@ -543,7 +543,6 @@ impl StoreHandle {
                 Box::new(store)
             }
             StoreKind::Redis => {
-                shown = redis::redacted(location);
                 options.check_backend(Backend::Redis, &shown)?;
                 let store = RedisStore::open(location, &options)?;
                 scope = Some(format!("{shown}#{}", store.key_prefix()));
@@ -585,7 +584,8 @@ impl StoreHandle {
                 "memory:{}",
                 MEMORY_STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ),
-            StoreKind::Remote => location.trim_end_matches('/').to_string(),
+            // Its secrets hidden: they do not change which objects the URL names.
+            StoreKind::Remote => shown.trim_end_matches('/').to_string(),
             _ => scope.unwrap_or_else(|| canonical_file(local_file(location).unwrap_or(location))),
         };
         // Only writes take locks: a read-only store leaves the lock directory alone.

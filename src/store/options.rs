@@ -6,6 +6,7 @@
 use super::dbm::DbmFormat;
 use super::zip::ZipCompression;
 use crate::error::{Error, Result};
+use crate::redact::Secret;
 use object_store::{ClientOptions, RetryConfig};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -129,9 +130,9 @@ pub struct StoreOptions {
     /// Static credentials; else the environment's, else the profile's.
     pub access_key_id: Option<String>,
     /// The secret of `access_key_id`.
-    pub secret_access_key: Option<String>,
+    pub secret_access_key: Option<Secret>,
     /// A session token for temporary credentials.
-    pub session_token: Option<String>,
+    pub session_token: Option<Secret>,
     /// The AWS profile to read from the shared files; else `AWS_PROFILE`, else `default`.
     pub profile: Option<String>,
     /// Unsigned requests (public buckets and containers); else `AWS_NO_SIGN_REQUEST` (S3), or
@@ -144,9 +145,9 @@ pub struct StoreOptions {
     pub account: Option<String>,
     /// The Azure account's shared key; else `AZURE_STORAGE_ACCOUNT_KEY`, `AZURE_STORAGE_KEY`,
     /// the connection string's.
-    pub account_key: Option<String>,
+    pub account_key: Option<Secret>,
     /// An Azure shared access signature (`sv=...&sig=...`); else `AZURE_STORAGE_SAS_TOKEN`.
-    pub sas_token: Option<String>,
+    pub sas_token: Option<Secret>,
     /// Azure: talk to Azurite (account `devstoreaccount1` and its well-known key unless given,
     /// endpoint `http://127.0.0.1:10000/devstoreaccount1`); else `AZURE_STORAGE_USE_EMULATOR`.
     pub use_emulator: Option<bool>,
@@ -276,14 +277,14 @@ impl StoreOptions {
         options.endpoint = get.text("endpoint")?;
         options.region = get.text("region")?;
         options.access_key_id = get.text("access_key_id")?;
-        options.secret_access_key = get.text("secret_access_key")?;
-        options.session_token = get.text("session_token")?;
+        options.secret_access_key = get.text("secret_access_key")?.map(Secret::from);
+        options.session_token = get.text("session_token")?.map(Secret::from);
         options.profile = get.text("profile")?;
         options.anonymous = get.flag("anonymous")?;
         options.virtual_hosted_style = get.flag("virtual_hosted_style")?;
         options.account = get.text("account")?;
-        options.account_key = get.text("account_key")?;
-        options.sas_token = get.text("sas_token")?;
+        options.account_key = get.text("account_key")?.map(Secret::from);
+        options.sas_token = get.text("sas_token")?.map(Secret::from);
         options.use_emulator = get.flag("use_emulator")?;
         options.service_account_path = get.text("service_account_path")?;
         if let Some(n) = get.count("requests_in_flight", 1, 1024)? {

@@ -7,6 +7,7 @@
 use super::{sorted_keys, Store, StoreOptions};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
+use crate::redact::redact_url;
 use redis::{Client, Connection, ConnectionLike, RedisError};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -39,28 +40,12 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
-/// `url` with the password of its user information, if any, replaced by `***`.
-pub fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rsplit_once('@') {
-        Some((user_info, host)) => {
-            let user = user_info.split_once(':').map_or(user_info, |(u, _)| u);
-            let hidden = if user_info.contains(':') { ":***" } else { "" };
-            format!("{scheme}://{user}{hidden}@{host}{}", &rest[authority_end..])
-        }
-        None => url.to_string(),
-    }
-}
-
 impl RedisStore {
     /// Connects to the database `url` (`redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]`), with the
     /// options' `prefix`, `timeout_seconds` and `connect_timeout_seconds`; the server must
     /// answer a PING. `rediss://` (TLS) is not built in.
     pub fn open(url: &str, options: &StoreOptions) -> Result<RedisStore> {
-        let shown = redacted(url);
+        let shown = redact_url(url).into_owned();
         if url.starts_with("rediss://") {
             return Err(Error::Unsupported(format!(
                 "{shown}: Redis over TLS (rediss://) is not built in; use redis://"
@@ -281,13 +266,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn passwords_are_hidden_and_globs_escaped() {
-        assert_eq!(
-            redacted("redis://user:secret@host:6379/2"),
-            "redis://user:***@host:6379/2"
-        );
-        assert_eq!(redacted("redis://:secret@host/0"), "redis://:***@host/0");
-        assert_eq!(redacted("redis://host:1/0"), "redis://host:1/0");
+    fn globs_are_escaped() {
         assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
     }
 

@@ -10,6 +10,7 @@ use super::options::{Backend, StoreOptions};
 use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
 use super::{azure, gcs, s3, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version};
 use crate::error::{Error, Result};
+use crate::redact::{redact, redact_url};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::client::{HttpError, HttpErrorKind};
@@ -62,10 +63,9 @@ fn runtime() -> Result<&'static Runtime> {
 }
 
 /// A bucket (or a prefix of one) on an S3-compatible server, or a directory of a web server.
-#[derive(Debug)]
 pub struct RemoteStore {
     inner: Box<dyn ObjectStore>,
-    /// The location as the caller gave it, for messages.
+    /// The location as the caller gave it, its secrets hidden ([`redact_url`]), for messages.
     url: String,
     /// What every key is prefixed with inside the bucket (empty or ending in `/`).
     prefix: String,
@@ -77,6 +77,16 @@ pub struct RemoteStore {
     counters: Arc<RequestCounters>,
     /// Whether read-modify-write cycles write with `If-Match` / `If-None-Match`.
     conditional_writes: bool,
+}
+
+/// Without the client, whose configuration holds the credentials.
+impl std::fmt::Debug for RemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteStore")
+            .field("url", &self.url)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The back end of each URL scheme.
@@ -103,6 +113,11 @@ impl RemoteStore {
     /// `http[s]://host[/path]`) with `options` over what the environment says. Web servers are
     /// read-only.
     pub fn open(url: &str, mode: OpenMode, options: &StoreOptions) -> Result<RemoteStore> {
+        Self::open_named(url, mode, options).map_err(Error::redacted)
+    }
+
+    /// [`RemoteStore::open`], whose errors may still name secrets of `url`.
+    fn open_named(url: &str, mode: OpenMode, options: &StoreOptions) -> Result<RemoteStore> {
         let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
         let (scheme, backend) = SCHEMES
             .iter()
@@ -163,7 +178,7 @@ impl RemoteStore {
         let prefix = if http { "" } else { prefix.trim_matches('/') };
         Ok(RemoteStore {
             inner,
-            url: url.to_string(),
+            url: redact_url(url).into_owned(),
             prefix: if prefix.is_empty() {
                 String::new()
             } else {
@@ -189,7 +204,7 @@ impl RemoteStore {
     /// (401, 403), a missing bucket, unreachable, timed out, unsupported, or any other I/O
     /// failure.
     fn failed(&self, what: &str, key: &str, e: object_store::Error) -> Error {
-        let message = format!("{what} {:?} in {}: {e}", key, self.url);
+        let message = redact(&format!("{what} {:?} in {}: {e}", key, self.url)).into_owned();
         match e {
             object_store::Error::NotFound { .. } if missing_bucket(&e) => Error::NotFound(message),
             object_store::Error::NotSupported { .. }

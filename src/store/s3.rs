@@ -31,9 +31,9 @@ pub fn builder(bucket: &str, options: &StoreOptions) -> Result<AmazonS3Builder> 
     if let Some((id, secret, token)) = keys {
         builder = builder
             .with_access_key_id(id)
-            .with_secret_access_key(secret);
+            .with_secret_access_key(secret.expose());
         if let Some(token) = token {
-            builder = builder.with_token(token);
+            builder = builder.with_token(token.expose());
         }
     }
     let region = options

@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use zarr::copy::{copy_array, copy_store, Progress};
+use zarr::redact::redact_url;
 use zarr::store::AccessMode;
 use zarr::{open_store, Array, Consolidated};
 
@@ -72,7 +73,10 @@ pub fn run(copy: &Copy) -> Result<String> {
     }
     Ok(format!(
         "copied {} {what} ({} bytes) from {} to {}",
-        last.items_done, last.bytes_done, copy.src, copy.dst
+        last.items_done,
+        last.bytes_done,
+        redact_url(copy.src),
+        redact_url(copy.dst)
     ))
 }
 

@@ -1,12 +1,28 @@
 //! `zarr create`, `rm`, `mv` and `consolidate`: changing a hierarchy.
 
 use crate::{kind_name, Node, Result};
+use std::path::Path;
 use zarr::hierarchy;
+use zarr::store::{local_file, local_path};
 use zarr::{consolidated, Array, Error, Group};
 
 /// Creates an array from a metadata document (`.zarray` or v3 `zarr.json`, inline or `@FILE`),
-/// or a group of `format` when there is none. Says what it made.
+/// or a group of `format` when there is none. Says what it made. A store directory that the
+/// failed creation made is removed again while it holds nothing.
 pub fn create(node: &Node, metadata: Option<&str>, format: u8) -> Result<String> {
+    let directory = local_file(local_path(&node.location)).map(Path::new);
+    let made_here = directory.is_some_and(|d| !d.exists());
+    let created = create_in(node, metadata, format);
+    if let (Err(_), true, Some(directory)) = (&created, made_here, directory) {
+        if directory.is_dir() {
+            let _ = std::fs::remove_dir(directory); // fails, as it should, unless empty
+        }
+    }
+    created
+}
+
+/// [`create`] without the tidying up.
+fn create_in(node: &Node, metadata: Option<&str>, format: u8) -> Result<String> {
     let store = node.store(true)?;
     let path = zarr::path::normalize(&node.path)?;
     let made = match metadata {
@@ -17,7 +33,7 @@ pub fn create(node: &Node, metadata: Option<&str>, format: u8) -> Result<String>
                 None => document.to_string(),
             };
             let array = Array::create(store.clone(), &path, &document)
-                .map_err(|e| e.context(format!("creating array {path:?} in {}", node.location)))?;
+                .map_err(|e| e.context(format!("creating array {path:?} in {}", node.shown())))?;
             format!("created array {path:?} (Zarr v{})", array.zarr_format())
         }
         None => {
@@ -35,7 +51,7 @@ pub fn rm(node: &Node) -> Result<String> {
     if path.is_empty() {
         return Err(Error::InvalidPath(format!(
             "refusing to delete the root of {}: delete the store itself",
-            node.location
+            node.shown()
         ))
         .into());
     }
@@ -61,5 +77,5 @@ pub fn consolidate(node: &Node) -> Result<String> {
     let store = node.store(true)?;
     consolidated::consolidate(&store)?;
     store.close()?;
-    Ok(format!("consolidated the metadata of {}", node.location))
+    Ok(format!("consolidated the metadata of {}", node.shown()))
 }

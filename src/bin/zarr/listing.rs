@@ -11,7 +11,7 @@ use zarr::{Error, Group};
 fn group(node: &Node) -> Result<Group> {
     let (store, path, found) = node.find(false)?;
     if found.kind != NodeKind::Group {
-        return Err(Error::NotFound(format!("no group at {path:?} in {}", node.location)).into());
+        return Err(Error::NotFound(format!("no group at {path:?} in {}", node.shown())).into());
     }
     Ok(Group::open(store, &path)?)
 }

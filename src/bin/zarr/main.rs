@@ -15,9 +15,11 @@ mod listing;
 mod values;
 
 use clap::{Parser, Subcommand};
+use std::borrow::Cow;
 use std::process::ExitCode;
 use std::sync::Arc;
 use zarr::hierarchy::{self, NodeKind};
+use zarr::redact::{redact, redact_url};
 use zarr::store::AccessMode;
 use zarr::{Consolidated, StoreHandle};
 
@@ -67,6 +69,11 @@ impl Node {
         zarr::open_store(&self.location, mode, self.options.as_deref(), consolidated)
     }
 
+    /// The location for messages: its secrets hidden ([`redact_url`]).
+    fn shown(&self) -> Cow<'_, str> {
+        redact_url(&self.location)
+    }
+
     /// Opens the store and finds the array or group at the node's path: the store, the
     /// normalised path and what lives there (kind and format); an error naming path and store
     /// when nothing does.
@@ -77,7 +84,7 @@ impl Node {
         if found.kind == NodeKind::None {
             return Err(zarr::Error::NotFound(format!(
                 "no array or group at {path:?} in {}",
-                self.location
+                self.shown()
             ))
             .into());
         }
@@ -276,6 +283,14 @@ fn version(json: bool) -> String {
 }
 
 fn main() -> ExitCode {
+    // Ended quietly by a closed pipe (`zarr cat ... | head`), as cat and ncdump are, instead
+    // of failing on the write; sockets are written with MSG_NOSIGNAL, so this concerns the
+    // standard streams alone.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let command = Cli::parse().command;
     // diff exits as diff(1) does: 1 when the nodes differ, 2 when it fails.
     let failure = if matches!(command, Command::Diff(_)) {
@@ -291,7 +306,7 @@ fn main() -> ExitCode {
             ExitCode::from(u8::from(differ))
         }
         Err(e) => {
-            eprintln!("zarr: {e}");
+            eprintln!("zarr: {}", redact(&e.to_string()));
             ExitCode::from(failure)
         }
     }
