@@ -2194,14 +2194,16 @@ zarr_status zarr_store_set_fill_value(zarr_store *store,
  * sharded array: the shards), `nbytes` (the values;
  * null for object arrays), `nbytes_stored` (all of the array's keys), `storage_ratio`,
  * `chunks_initialized` and `chunks_total` (chunks or shards; `nbytes` and `chunks_total` are
- * null where they exceed 2^64 - 1); then for a v2 array `dtype` (as in `.zarray`), `order`,
+ * null where they exceed 2^64 - 1; `nbytes_stored`, `storage_ratio` and `chunks_initialized`
+ * null where the store cannot list, as a web server); then for a v2 array `dtype` (as in `.zarray`), `order`,
  * `compressor` and `filters`, for a v3 array `data_type` and `codecs` as in its `zarr.json`
  * and, when sharded, `inner_chunks`. Free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
  */
-zarr_status zarr_array_info_json(const zarr_array *array, char **out_json);
+zarr_status zarr_array_info_json(const zarr_array *array,
+                                 char **out_json);
 
 /**
  * The diagnostics as zarr-python 2 prints `str(z.info)`: `Key : value` lines, keys padded to

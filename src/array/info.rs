@@ -13,17 +13,19 @@ impl Array {
     /// What the array holds and what it takes in the store: `nbytes` (the values, for
     /// fixed-size types), `nbytes_stored` (every key of the array: metadata, attributes and
     /// chunks), their ratio, and how many of its chunks (shards) are stored out of how many
-    /// there are; with the format's codec description (v2: order, compressor, filters; v3: the
-    /// data type as named there, the inner chunk shape, the codecs).
+    /// there are (the stored sizes and counts `null` where the store cannot list, as a web
+    /// server); with the format's codec description (v2: order, compressor, filters; v3: the
+    /// data type as named there, the inner chunk shape of a sharded array, the codecs).
     pub fn info(&self) -> Result<Value> {
         let prefix = path::join(&self.path, "");
-        let mut stored: u64 = 0;
-        let mut chunks_initialized: u64 = 0;
-        for key in self.store.list_prefix(&prefix)? {
-            stored += self.store.value_len(&key)?.unwrap_or(0);
-            if self.chunk_coords(&key[prefix.len()..]).is_some() {
-                chunks_initialized += 1;
-            }
+        let (mut stored, mut chunks_initialized) = (None, None);
+        if self.store.can_list() {
+            let keys = self.store.list_prefix_sized(&prefix)?;
+            stored = Some(keys.iter().map(|(_, len)| len).sum::<u64>());
+            let chunks = keys
+                .iter()
+                .filter(|(key, _)| self.chunk_coords(&key[prefix.len()..]).is_some());
+            chunks_initialized = Some(chunks.count() as u64);
         }
         let meta = &self.metadata;
         let shape = self.shape();
@@ -40,8 +42,8 @@ impl Array {
             })
             .flatten();
         let ratio = nbytes
-            .filter(|_| stored > 0)
-            .map(|n| n as f64 / stored as f64);
+            .zip(stored.filter(|&s| s > 0))
+            .map(|(n, s)| n as f64 / s as f64);
         let store = &self.store;
         let mut info = json!({
             "name": (!self.path.is_empty()).then(|| format!("/{}", self.path)),
@@ -147,10 +149,10 @@ impl Array {
         let total = info["chunks_total"]
             .as_u64()
             .map_or_else(|| "unknown".to_string(), |n| n.to_string());
-        item(
-            "Chunks initialized",
-            format!("{}/{total}", info["chunks_initialized"]),
-        );
+        let initialized = info["chunks_initialized"]
+            .as_u64()
+            .map_or_else(|| "unknown".to_string(), |n| n.to_string());
+        item("Chunks initialized", format!("{initialized}/{total}"));
         let width = items
             .iter()
             .map(|(k, _)| k.chars().count())

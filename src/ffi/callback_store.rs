@@ -367,6 +367,10 @@ impl Store for CallbackStore {
         self.call("erase", key, |k| unsafe { erase(self.user_data, k) })
     }
 
+    fn can_list(&self) -> bool {
+        self.functions.list.is_some()
+    }
+
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         let list = self.required(self.functions.list, "list")?;
         let mut found = KeysFound {

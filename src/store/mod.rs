@@ -159,6 +159,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+    /// Whether the store can list its keys at all (a web server cannot; the listing calls
+    /// then fail with [`Error::Unsupported`]): what only a listing can tell is then unknown.
+    fn can_list(&self) -> bool {
+        true
+    }
     /// Tidies up after every key below `prefix` (not empty) was erased: a directory store
     /// removes the directories left empty there, the prefix's own included, so that no name
     /// lingers in listings. Nothing to do for stores without directories.
@@ -921,6 +926,11 @@ impl StoreHandle {
     /// The names one level below `prefix`.
     pub fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
         self.backend.list_dir(prefix)
+    }
+
+    /// Whether the store can list its keys (see [`Store::can_list`]).
+    pub fn can_list(&self) -> bool {
+        self.backend.can_list()
     }
 
     /// The names one level below `prefix` (empty or ending in `/`) that the consolidated

@@ -634,6 +634,10 @@ impl Store for RemoteStore {
         }
     }
 
+    fn can_list(&self) -> bool {
+        !self.http
+    }
+
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         let sized = self.list_prefix_sized(prefix)?;
         Ok(sized.into_iter().map(|(key, _)| key).collect())
