@@ -64,9 +64,21 @@ if ! /usr/bin/python3 -c "import dbm.gnu" 2>/dev/null; then
 fi
 # The GDAL plugin CMake built, for tests/interop/test_gdal_plugin.py.
 export LIBZARR_GDAL_PLUGIN_DIR="$root/build/cmake/gdalplugins" LIBZARR_GDAL_REQUIRED=1
-for flavour in zarr2 zarr3; do
+# zarr3-newest is the newest zarr-python 3.x, which needs Python 3.12 or later: pyenv's newest 3.13
+# (else 3.12), which the CI machines have under /root/.pyenv/versions.
+newest_python=$(ls -d /root/.pyenv/versions/3.1[32]*/bin/python3 2>/dev/null | sort -V | tail -n 1 || true)
+for flavour in zarr2 zarr3 zarr3-newest; do
   echo "== Interoperability tests against $flavour"
-  venv "$flavour" "tests/interop/requirements-$flavour.txt"
+  python=python3
+  if [ "$flavour" = zarr3-newest ]; then
+    if [ -z "$newest_python" ]; then
+      echo "error: the zarr3-newest interop tests need Python 3.12 or later from pyenv, but neither" \
+        "/root/.pyenv/versions/3.13* nor /root/.pyenv/versions/3.12* is there (pyenv install 3.13)" >&2
+      exit 1
+    fi
+    python=$newest_python
+  fi
+  venv "$flavour" "tests/interop/requirements-$flavour.txt" "$python"
   LIBZARR_PATH="$root/target/release/libzarr.so" \
     "$root/.venv/$flavour/bin/python" -m pytest tests/interop -q -p no:cacheprovider
 done

@@ -5,10 +5,15 @@ point as `cast_value`; without `cast-value-rs` installed it runs its NumPy imple
 same zarr.json and data are written by each library into its own store, the stored chunks must be the same
 bytes, each library reads what the other wrote, and data one refuses the other refuses too.
 
-zarr-python 3.1.6 has no `scale_offset` codec, so `scale_offset` chains (the spec's examples, with
-`cast_value` behind them) are written by libzarr and checked against the spec's formula computed with NumPy on
-the stored bytes, read back, and zarr-python (with the cast-value plugin) must refuse to open them rather than
-misread them.
+`scale_offset` chains (the spec's examples, with `cast_value` behind them) are written by libzarr and checked
+against the spec's formula computed with NumPy on the stored bytes, and read back. zarr-python 3.1.6 has no
+`scale_offset` codec: it (with the cast-value plugin) must refuse to open them rather than misread them.
+zarr-python 3.2 and later have one (`zarr.codecs.scale_offset`): it must write the same bytes and read the
+same values, both ways.
+
+zarr-python 3.2 and later also have a `cast_value` codec of their own, which needs the `cast-value-rs` package
+(not installed here); with both registered zarr-python picks one by registration order ("not configured in
+config. Selecting any implementation"), so the config here names the cast-value package's.
 
 Where the cast-value package departs from the spec, the cases are strict xfails naming the difference.
 """
@@ -21,6 +26,8 @@ if int(zarr.__version__.split(".")[0]) < 3:
     pytest.skip("Zarr v3 needs zarr-python 3", allow_module_level=True)
 pytest.importorskip("cast_value")
 
+import importlib.metadata  # noqa: E402
+
 import numcodecs  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -29,6 +36,15 @@ pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning"),
 pytest.register_assert_rewrite("v3cases")
 import libzarr  # noqa: E402
 from v3cases import assert_same, chunk_files, load_json  # noqa: E402
+
+# The cast-value package's codec class, as its entry point names it; zarr-python's config key is its full name.
+_PLUGIN = next(iter(importlib.metadata.entry_points(group="zarr.codecs", name="cast_value"))).load()
+zarr.config.set({"codecs.cast_value": f"{_PLUGIN.__module__}.{_PLUGIN.__qualname__}"})
+try:
+    zarr.registry.get_codec_class("scale_offset")
+    HAS_SCALE_OFFSET = True  # zarr-python 3.2 and later
+except KeyError:
+    HAS_SCALE_OFFSET = False
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 BYTES1 = {"name": "bytes"}
@@ -252,7 +268,7 @@ def test_libzarr_side_of_the_differences(tmp_path):
         assert store_bytes(tmp_path / label) == {"c/0": expected[label]}, label
 
 
-# ---------------------------------------------------------------- scale_offset (libzarr only)
+# ---------------------------------------------------------------- scale_offset
 def scale_offset(**config):
     return {"name": "scale_offset", "configuration": config} if config else {"name": "scale_offset"}
 
@@ -285,8 +301,24 @@ def test_scale_offset_spec_example_float64_to_uint8_with_nan(tmp_path):
     values, _ = lz_read(tmp_path)
     back = np.where(want == 0, np.nan, want.astype("float64") / 0.1 + -10.0)
     assert_same(values, back, "decoded as the spec's decode computes")
-    with pytest.raises(Exception):
-        zarr.open_array(str(tmp_path), mode="r")[...]  # zarr-python 3.1.6 has no scale_offset
+    if not HAS_SCALE_OFFSET:
+        with pytest.raises(Exception):
+            zarr.open_array(str(tmp_path), mode="r")[...]  # zarr-python 3.1.6 has no scale_offset
+        return
+    zarr_python_both_ways(tmp_path, document, data, values)
+
+
+def zarr_python_both_ways(lroot, document, data, values):
+    """zarr-python (3.2 and later) writes `data` with `document` into a store of its own: the same stored
+    bytes as libzarr's (compared decompressed), each reads the other's array as `values` (libzarr's reading)."""
+    zroot = lroot.parent / (lroot.name + "-zpy")
+    zpy_write(zroot, document, data)
+    compressed = ZSTD in document["codecs"]
+    assert chunk_files(zroot) == chunk_files(lroot)
+    for key in chunk_files(lroot):
+        assert stored(zroot, key, compressed) == stored(lroot, key, compressed), f"chunk {key}"
+    assert_same(zarr.open_array(str(lroot), mode="r")[...], values, "zarr-python reads what libzarr wrote")
+    assert_same(lz_read(zroot)[0], values, "libzarr reads what zarr-python wrote")
 
 
 @pytest.mark.parametrize("dtype, fill, codecs, data, stored_dtype, encode, decode", [
@@ -307,10 +339,12 @@ def test_scale_offset_stores_the_formula(tmp_path, dtype, fill, codecs, data, st
     (exactly the data for the integer cases)."""
     n = len(data)
     document = doc(dtype, (n,), (n,), fill, json.loads(json.dumps(codecs)))
-    lz_write(tmp_path, document, data)
-    assert stored(tmp_path, "c/0", False) == encode(data).astype(stored_dtype).tobytes()
-    values, _ = lz_read(tmp_path)
+    lz_write(tmp_path / "lz", document, data)
+    assert stored(tmp_path / "lz", "c/0", False) == encode(data).astype(stored_dtype).tobytes()
+    values, _ = lz_read(tmp_path / "lz")
     assert_same(values, data if decode is None else decode(encode(data)), "read back")
+    if HAS_SCALE_OFFSET:
+        zarr_python_both_ways(tmp_path / "lz", document, data, values)
 
 
 def test_scale_offset_refuses_and_reports(tmp_path):

@@ -10,7 +10,8 @@
 * threads writing disjoint regions of shared shards (and of shared inner chunks) through libzarr lose
   nothing, through one handle or through one handle each;
 * raw_bytes and structured arrays, which zarr-python 3.1.6 cannot shard ("unhashable type: 'writeable
-  void-scalar'"), with shards made and taken apart by hand from the spec.
+  void-scalar'"), with shards made and taken apart by hand from the spec; zarr-python 3.4 shards them, and
+  then each side reads the other's.
 """
 import itertools
 import json
@@ -33,6 +34,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning"),
               pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")]
 pytest.register_assert_rewrite("v3cases")
 import libzarr  # noqa: E402
+from zpy import ZARR_VERSION  # noqa: E402
 from v3cases import (DEFAULT_KEY_ENCODING, DTYPE, EMPTY, V3Case, assert_same, box_slices, check_shards,  # noqa: E402
                      chunk_files, random_box, read_all, shard_index, write_box)
 
@@ -371,3 +373,21 @@ def test_hand_decoded_libzarr_void_shards(tmp_path, label, location):
         if path.exists():
             got = decode_shard(case, path.read_bytes(), location)
             assert_same(got, case.padded_chunk(expected, idx), f"shard {case.key(idx)}")
+
+
+@pytest.mark.skipif(ZARR_VERSION < (3, 4), reason="zarr-python 3.1 cannot shard raw_bytes or structured arrays "
+                    "(unhashable type: 'writeable void-scalar'); the hand-made shards above stand in for it")
+@pytest.mark.parametrize("location", ["start", "end"])
+@pytest.mark.parametrize("label", VOID_CASES)
+def test_void_shards_both_ways(tmp_path, label, location):
+    """zarr-python 3.4 shards raw_bytes and struct arrays: libzarr reads its shards and it reads libzarr's."""
+    case = void_case(label, location)
+    _, expected = case.data()
+    z = case.zpy_create(tmp_path / "zpy")
+    z[...] = expected
+    with libzarr.open_store(tmp_path / "zpy", "r") as store, store.open_array("") as arr:
+        assert_same(arr.read(), expected, "libzarr reads zarr-python's shards")
+    with libzarr.open_store(tmp_path / "lz", "a") as store, store.create_array("", case.request()) as arr:
+        arr.write(expected)
+    assert_same(np.asarray(zarr.open_array(str(tmp_path / "lz"), mode="r")[...]), expected,
+                "zarr-python reads libzarr's shards")

@@ -17,7 +17,9 @@ zarr-python 3.1.6 quirks that shape the matrix (each one checked by hand; see RE
   chunk shape against the untransposed shard shape (and, when they do not divide the transposed one, does not
   read back what it wrote), so such cases use inner chunks that divide both;
 * the structured type is `structured` with [name, type] fields (the registered `struct` is not known), and
-  raw bits are `raw_bytes` (the core `r<N>` is not known);
+  raw bits are `raw_bytes` (the core `r<N>` is not known); zarr-python 3.2 and later write records as `struct`
+  ({"name", "data_type"} fields, a fill value object with a member per field) with a `bytes` codec that names
+  its endian, and the matrix's records follow the zarr-python it runs under (`STRUCT`);
 * the numcodecs array->array codecs (`numcodecs.delta`, `numcodecs.fixedscaleoffset`) followed by a
   big-endian `bytes` codec do not round trip (zarr-python misreads its own chunks): only little endian there;
 * numcodecs array->array codecs after a `transpose` are garbled (they flatten the transposed view in memory
@@ -49,6 +51,7 @@ from zarr.core.metadata.v3 import ArrayV3Metadata
 
 import libzarr
 from cases import equal_nan, random_data
+from zpy import ZARR_VERSION
 
 warnings.filterwarnings("ignore", module="zarr")  # UnstableSpecificationWarning for S/V/U/structured types
 
@@ -102,13 +105,21 @@ def _fixed(name, length):
     return {"name": name, "configuration": {"length_bytes": length}}
 
 
+# zarr-python 3.2 and later write records as the registered `struct` type, 3.1 as `structured` (see above)
+STRUCT = ZARR_VERSION >= (3, 2)
+
+
+def _record(fields):
+    if STRUCT:
+        return {"name": "struct", "configuration": {"fields": [{"name": n, "data_type": t} for n, t in fields]}}
+    return {"name": "structured", "configuration": {"fields": [[n, t] for n, t in fields]}}
+
+
 REC1 = [["a", "<i4"], ["b", "<f8"], ["c", "|S2"]]
-REC1_V3 = {"name": "structured", "configuration": {"fields": [["a", "int32"], ["b", "float64"],
-                                                              ["c", _fixed("null_terminated_bytes", 2)]]}}
+REC1_V3 = _record([["a", "int32"], ["b", "float64"], ["c", _fixed("null_terminated_bytes", 2)]])
 REC2 = [["x", "|u1"], ["t", "<M8[s]"], ["f", "<f2"], ["z", "<c8"], ["ok", "|b1"]]
-REC2_V3 = {"name": "structured", "configuration": {"fields": [["x", "uint8"], ["t", _time("M", "s", 1)],
-                                                              ["f", "float16"], ["z", "complex64"],
-                                                              ["ok", "bool"]]}}
+REC2_V3 = _record([["x", "uint8"], ["t", _time("M", "s", 1)], ["f", "float16"], ["z", "complex64"],
+                   ["ok", "bool"]])
 
 
 def _rec_fill(descr, value):
@@ -188,6 +199,11 @@ def fill_array(dtype, value):
         return np.array(value, dt)
     if kind in "Mm":
         return np.array(I64_MIN if value == "NaT" else int(value), np.int64).view(dt)
+    if kind == "r" and isinstance(value, dict):  # a `struct` fill value: each field's, as its type's fill
+        out = np.zeros((), dt)
+        for name in dt.names:
+            out[name] = fill_array(DType(name, None, dt.fields[name][0].str, (), None), value[name])
+        return out
     raw = base64.standard_b64decode(value)
     if kind == "S":
         return np.array(raw, dt)
@@ -333,8 +349,10 @@ def not_fill(dtype, fill):
 def bytes_codec(dtype, endian="little"):
     if dtype.kind == "T":
         return {"name": "vlen-utf8", "configuration": {}}
+    if dtype.kind == "r" and STRUCT:  # zarr-python 3.2 and later name an endian for records with multi-byte
+        return {"name": "bytes", "configuration": {"endian": "little"}}  # fields (the matrix's are little-endian)
     if not dtype.multibyte:
-        return {"name": "bytes"}  # as zarr-python writes it for 1-byte types and records
+        return {"name": "bytes"}  # as zarr-python writes it for 1-byte types and (3.1) records
     return {"name": "bytes", "configuration": {"endian": endian}}
 
 

@@ -1,10 +1,14 @@
 """The only place that knows how zarr-python 2.x and 3.x differ (Zarr v2 format, local directories)."""
 import json
+import re
 
 import numpy as np
 import zarr
 
-ZARR3 = int(zarr.__version__.split(".")[0]) >= 3
+# (major, minor) of this zarr-python: the zarr3 flavour of the tests runs 3.1, zarr3-newest the newest 3.x (3.4
+# when written), and some behaviour differs between them (each use says how).
+ZARR_VERSION = tuple(int(n) for n in re.match(r"(\d+)\.(\d+)", zarr.__version__).groups())
+ZARR3 = ZARR_VERSION[0] >= 3
 
 
 def create(path, *, shape, chunks, dtype, compressor=None, fill_value=0, order="C", separator=".",
@@ -95,15 +99,22 @@ def cannot_write(dtype, compressor=None):
     if not ZARR3:
         return ZARR2_GENERIC_TIME if _generic_times(dtype) else None
     if any(d.byteorder == ">" for d in _generic_times(dtype)):
-        return ("zarr-python 3.1 stores big-endian datetime64/timedelta64 without a unit (>m8, >M8) in "
-                "little-endian byte order: it reads its own values back byte-swapped")
+        return ("zarr-python 3.1 and 3.4 store big-endian datetime64/timedelta64 without a unit (>m8, >M8) in "
+                "little-endian byte order: they read their own values back byte-swapped")
     if any(f.shape for f in fields):
-        return ("zarr-python 3.1 writes sub-array fields as raw |V<n> fields (['z', '<f4', [2, 2]] becomes "
-                "['z', '|V16']) and keeps only the first value of each sub-array in the fill value")
+        return SUBARRAY_FIELDS_REFUSED if REFUSES_SUBARRAY_FIELDS else (
+            "zarr-python 3.1 writes sub-array fields as raw |V<n> fields (['z', '<f4', [2, 2]] becomes "
+            "['z', '|V16']) and keeps only the first value of each sub-array in the fill value")
     if compressor is not None and any(f.base.kind in "Mm" for f in fields):
-        return ("zarr-python 3.1 cannot compress records with datetime64/timedelta64 fields (numcodecs: "
-                "cannot include dtype 'M' in a buffer); uncompressed it can")
+        return ("zarr-python 3.1 and 3.4 cannot compress records with datetime64/timedelta64 fields (numcodecs: "
+                "cannot include dtype 'M' in a buffer); uncompressed they can")
     return None
+
+
+# zarr-python 3.4 refuses to create arrays with sub-array fields (3.1 flattened them to |V<n>, see cannot_write)
+REFUSES_SUBARRAY_FIELDS = ZARR_VERSION >= (3, 4)
+SUBARRAY_FIELDS_REFUSED = ("zarr-python 3.4 refuses to create arrays with sub-array fields (ValueError: Cannot "
+                           "convert the structured data type ...: field 'z' is a subarray)")
 
 
 def cannot_open(dtype, fill_value=None):
@@ -112,11 +123,13 @@ def cannot_open(dtype, fill_value=None):
     if not ZARR3 and _generic_times(dtype):
         return ZARR2_GENERIC_TIME
     if ZARR3 and fill_value is not None and _generic_times(dtype):
-        return ("zarr-python 3.1 cannot open arrays of datetime64/timedelta64 without a unit whose fill value "
-                "is not null (Converting an integer to a NumPy datetime requires a specified unit)")
+        return ("zarr-python 3.1 and 3.4 cannot open arrays of datetime64 without a unit whose fill value is not "
+                "null (3.1: Converting an integer to a NumPy datetime requires a specified unit; 3.4: Cannot "
+                "convert a NumPy datetime value other than NaT with generic units)")
     if ZARR3 and any(f.shape for f in fields):
-        return "zarr-python 3.1 cannot open arrays with sub-array fields (No Zarr data type found that matches)"
-    if ZARR3 and any(f.base.names for f in fields):
+        return ("zarr-python 3.1 and 3.4 cannot open arrays with sub-array fields (No Zarr data type found that "
+                "matches)")
+    if ZARR3 and ZARR_VERSION < (3, 4) and any(f.base.names for f in fields):  # zarr-python 3.4 opens them
         return "zarr-python 3.1 cannot open arrays with nested records (No Zarr data type found that matches)"
     return None
 
@@ -164,3 +177,34 @@ def walk(group):
     found = []
     group.visititems(lambda path, node: found.append((path, node)))
     return found
+
+
+# ---------------------------------------------------------------- chunks arguments (test_create_defaults.py)
+def guess_chunks(shape, itemsize):
+    """zarr-python's chunk shape guessed for an array of `shape` with `itemsize`-byte items (zarr 2:
+    zarr.util.guess_chunks; zarr 3.1: chunk_grids._guess_chunks; zarr 3.3 and later: _guess_regular_chunks, the
+    same algorithm)."""
+    if not ZARR3:
+        from zarr.util import guess_chunks as guess
+        return tuple(guess(shape, itemsize))
+    from zarr.core import chunk_grids
+    guess = getattr(chunk_grids, "_guess_chunks", None) or chunk_grids._guess_regular_chunks
+    return tuple(guess(shape, itemsize))
+
+
+def normalize_chunks(chunks, shape, itemsize):
+    """zarr-python's reading of a `chunks` argument for an array of `shape`: a tuple, or None where this
+    zarr-python refuses the argument. zarr 2 and 3.1 (normalize_chunks) guess for None and True, take one
+    integer for every dimension, -1 and None for a whole dimension and leave the dimensions past a short list
+    whole; zarr 3.3 and later (normalize_chunks_nd, what create_array uses) refuse None, True, None in a list
+    and lists shorter than the shape (ValueError)."""
+    if not ZARR3:
+        from zarr.util import normalize_chunks as normalize
+        return tuple(normalize(chunks, shape, itemsize))
+    from zarr.core import chunk_grids
+    if hasattr(chunk_grids, "normalize_chunks"):
+        return tuple(chunk_grids.normalize_chunks(chunks, shape, itemsize))
+    try:
+        return tuple(chunk_grids.normalize_chunks_nd(chunks, shape).chunk_shape)
+    except ValueError:
+        return None
