@@ -16,12 +16,15 @@ requests pass unchanged.
   different connections wait at the same time, as on a link with that latency.
 - `--fail-every K`: every K-th request (from 1, over all connections) is answered by the proxy
   with `--fail-status` and an S3-style `SlowDown` error, its body read and dropped.
-- `GET /__proxy__/stats`: `{"requests", "by_method", "injected_failures", "bytes_to_client",
-  "bytes_to_upstream", "max_in_flight", "connections"}` for the client requests since the
-  start or the last `POST /__proxy__/reset` (max_in_flight: the most requests at once between
-  their head's arrival and the end of their answer; connections: client connections
-  accepted); `POST /__proxy__/config?delay_ms=D&fail_every=K` changes the settings (K=0: no
-  failures) and answers them. These are never forwarded nor counted.
+- `GET /__proxy__/stats`: `{"requests", "by_method", "lists", "injected_failures",
+  "bytes_to_client", "bytes_to_upstream", "max_in_flight", "connections"}` for the client
+  requests since the start or the last `POST /__proxy__/reset` (lists: listing requests, a GET
+  whose query has S3's `list-type`, `prefix` or `delimiter` or Azure's `comp=list`;
+  max_in_flight: the most requests at once between their head's arrival and the end of their
+  answer; connections: client connections accepted; with `?targets=1` also "targets": the
+  first 100 requests as "METHOD target"); `POST /__proxy__/config?delay_ms=D&fail_every=K`
+  changes the settings (K=0: no failures) and answers them. These are never forwarded nor
+  counted.
 - `--port-file FILE`: the listening port is written there once listening (`--listen-port 0`
   picks a free one). Nothing else is printed but errors.
 """
@@ -38,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 HEAD_LIMIT = 1 << 20  # the longest request or response head accepted
 PIECE = 1 << 18  # bytes relayed per read of a response body
 CONTROL = "/__proxy__/"
+TARGETS = 100  # requests recorded in the stats' "targets"
 FAIL_BODY = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
              b"<Message>injected by http_proxy.py</Message></Error>")
 
@@ -51,13 +55,15 @@ class Settings:
 
     def reset(self):
         self.requests, self.by_method, self.injected_failures = 0, {}, 0
+        self.lists, self.targets = 0, []  # listing requests; the first TARGETS requests
         self.bytes_to_client = self.bytes_to_upstream = 0
         self.in_flight = getattr(self, "in_flight", 0)  # requests between head and answer now
         self.max_in_flight = self.in_flight
         self.connections = 0  # client connections accepted
 
-    def stats(self):
-        return {"requests": self.requests, "by_method": self.by_method,
+    def stats(self, targets=False):
+        return {"requests": self.requests, "by_method": self.by_method, "lists": self.lists,
+                **({"targets": self.targets} if targets else {}),
                 "injected_failures": self.injected_failures,
                 "bytes_to_client": self.bytes_to_client,
                 "bytes_to_upstream": self.bytes_to_upstream, "max_in_flight": self.max_in_flight,
@@ -66,6 +72,13 @@ class Settings:
     def config(self):
         return {"delay_ms": self.delay_ms, "fail_every": self.fail_every,
                 "fail_status": self.fail_status}
+
+
+def is_listing(query):
+    """Whether a GET with this query string lists keys: S3's ListObjectsV2 (`list-type=2`) and
+    ListObjects (`prefix`, `delimiter`), Azure's List Blobs (`comp=list`)."""
+    params = parse_qs(query, keep_blank_values=True)
+    return bool({"list-type", "prefix", "delimiter"} & params.keys()) or "list" in params.get("comp", [])
 
 
 class BadMessage(Exception):
@@ -253,6 +266,10 @@ class Connection:
         settings = self.settings
         settings.requests += 1
         settings.by_method[method] = settings.by_method.get(method, 0) + 1
+        if method == "GET" and is_listing(urlsplit(target).query):
+            settings.lists += 1
+        if len(settings.targets) < TARGETS:
+            settings.targets.append(f"{method} {target}")
         settings.in_flight += 1
         settings.max_in_flight = max(settings.max_in_flight, settings.in_flight)
         try:
@@ -300,7 +317,8 @@ class Connection:
         """The answer to a /__proxy__/ request."""
         settings, url = self.settings, urlsplit(target)
         if method == "GET" and url.path == CONTROL + "stats":
-            return simple_response(200, json.dumps(settings.stats()).encode())
+            targets = parse_qs(url.query).get("targets", ["0"])[-1] not in ("", "0")
+            return simple_response(200, json.dumps(settings.stats(targets)).encode())
         if method == "POST" and url.path == CONTROL + "reset":
             settings.reset()
             return simple_response(200, json.dumps(settings.stats()).encode())

@@ -82,6 +82,13 @@ for flavour in zarr2 zarr3 zarr3-newest; do
   LIBZARR_PATH="$root/target/release/libzarr.so" \
     "$root/.venv/$flavour/bin/python" -m pytest tests/interop -q -p no:cacheprovider
 done
+# The real-world corpus: stores written by xarray (zarr-python 2 and 3), zarr-python 2.6, GDAL,
+# netCDF-C and TensorStore (scripts/corpus.sh; a writer whose stores exist is skipped), read by
+# libzarr from the directory, nginx and S3, with a request budget (tests/interop/README.md).
+echo "== Real-world corpus (scripts/corpus.sh, tests/interop/test_realworld_corpus.py)"
+scripts/corpus.sh target/corpus
+LIBZARR_CORPUS=target/corpus LIBZARR_PATH="$root/target/release/libzarr.so" \
+  "$root/.venv/zarr3/bin/python" -m pytest tests/interop/test_realworld_corpus.py -q -p no:cacheprovider
 # A short run of every fuzz target from its seed corpus (scripts/fuzz.sh runs them longer).
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   echo "== Fuzz targets, 20 s each (cargo fuzz, AddressSanitizer)"
