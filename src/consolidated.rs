@@ -358,6 +358,27 @@ mod tests {
         for key in store.list_prefix("").unwrap() {
             assert_eq!(copy.get(&key).unwrap(), store.get(&key).unwrap(), "{key}");
         }
+        // Rewriting a document starts from the stored one, not the stale consolidated copy.
+        store.use_consolidated(None);
+        let zarray = String::from_utf8(store.get("a/.zarray").unwrap().unwrap()).unwrap();
+        store
+            .set(
+                "a/.zarray",
+                zarray
+                    .replace("\"fill_value\": 0", "\"fill_value\": 7")
+                    .as_bytes(),
+            )
+            .unwrap();
+        assert!(load(&store).unwrap());
+        Array::open(store.clone(), "a")
+            .unwrap()
+            .resize(&[5])
+            .unwrap();
+        let zarray = String::from_utf8(store.get("a/.zarray").unwrap().unwrap()).unwrap();
+        assert!(
+            zarray.contains("\"fill_value\": 7") && zarray.contains("5"),
+            "{zarray}"
+        );
     }
 
     #[test]

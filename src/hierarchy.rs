@@ -40,6 +40,36 @@ pub fn node(store: &StoreHandle, path: &str) -> Result<Node> {
 /// consolidated metadata in use holds is found without a request; otherwise `zarr.json` and
 /// `.zarray` are asked for together, then `.zgroup`.
 pub fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Option<Vec<u8>>)> {
+    node_in(store, path, true)
+}
+
+/// [`node_with_document`], through the consolidated metadata in use (`through_view`) or from
+/// the store's own documents.
+fn node_in(store: &StoreHandle, path: &str, through_view: bool) -> Result<(Node, Option<Vec<u8>>)> {
+    if !through_view {
+        let found = [ZARR_JSON, ZARRAY, ZGROUP].into_iter().find_map(|name| {
+            let key = path::join(path, name);
+            store.get(&key).transpose().map(|bytes| (key, bytes))
+        });
+        let Some((key, bytes)) = found else {
+            let nothing = Node {
+                kind: NodeKind::None,
+                format: 0,
+                key: String::new(),
+            };
+            return Ok((nothing, None));
+        };
+        let bytes = bytes?;
+        let (kind, format) = match path::last_segment(&key) {
+            ZARR_JSON => match metadata::node_type(&JsonDocument::parse(&bytes, &key)?, &key)? {
+                NodeType::Array => (NodeKind::Array, 3),
+                NodeType::Group => (NodeKind::Group, 3),
+            },
+            ZARRAY => (NodeKind::Array, 2),
+            _ => (NodeKind::Group, 2),
+        };
+        return Ok((Node { kind, format, key }, Some(bytes)));
+    }
     let v2_node = |key: String, kind: NodeKind| Node {
         kind,
         format: 2,
@@ -103,10 +133,26 @@ pub struct StoredArray {
     pub metadata: ArrayMetadata,
 }
 
-/// The metadata document of the array at the normalised path `path`, as stored and as
-/// understood; `None` when no array is there. Errors name the key.
+/// The metadata document of the array at the normalised path `path`, as a node lookup sees it
+/// (from consolidated metadata in use) and as understood; `None` when no array is there.
+/// Errors name the key.
 pub fn read_array_metadata(store: &StoreHandle, path: &str) -> Result<Option<StoredArray>> {
-    let (found, bytes) = node_with_document(store, path)?;
+    array_metadata_in(store, path, true)
+}
+
+/// [`read_array_metadata`] from the store's own document, never from consolidated metadata:
+/// for rewriting it (a resize, a new fill value), so that a stale consolidated copy never
+/// replaces a newer document.
+pub fn stored_array_metadata(store: &StoreHandle, path: &str) -> Result<Option<StoredArray>> {
+    array_metadata_in(store, path, false)
+}
+
+fn array_metadata_in(
+    store: &StoreHandle,
+    path: &str,
+    through_view: bool,
+) -> Result<Option<StoredArray>> {
+    let (found, bytes) = node_in(store, path, through_view)?;
     let (NodeKind::Array, Some(bytes)) = (found.kind, bytes) else {
         return Ok(None);
     };

@@ -46,6 +46,7 @@ pub fn open_backend(
     finish(store, consolidated)
 }
 
+/// Reads the consolidated metadata of a store just opened, unless told not to.
 fn finish(store: Arc<StoreHandle>, consolidated: Consolidated) -> Result<Arc<StoreHandle>> {
     if consolidated == Consolidated::Use {
         consolidated::load(&store)?;

@@ -38,8 +38,12 @@ impl KeySeparator {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Records the form of a chunk key found in the store (only while it is not known).
+    /// Records the form of a chunk key found in the store (only while it is not known; a
+    /// plain load first, so that reads of a known form never write the shared state).
     fn found(&self, nested: bool) {
+        if self.get() != UNKNOWN {
+            return;
+        }
         let form = if nested { NESTED } else { FLAT };
         let _ = self
             .0

@@ -25,7 +25,7 @@ impl Array {
         store.check_writable(&key)?;
         // The lock of resizes and attribute edits, so none of them is undone.
         let _lock = store.lock_chunk(&key)?;
-        let stored = hierarchy::read_array_metadata(store, &path)?.ok_or_else(missing)?;
+        let stored = hierarchy::stored_array_metadata(store, &path)?.ok_or_else(missing)?;
         let mut document = stored.document;
         document.set("fill_value", &value);
         let meta = reparse(&document, &stored.metadata, &stored.key)?;

@@ -83,14 +83,14 @@ impl Array {
             // Read again under the lock, so attributes written meanwhile are kept.
             let _lock = self.store.lock_chunk(&stored.key)?;
             let mut stored =
-                hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
+                hierarchy::stored_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
             stored.document.set("shape", &new_shape.into());
             hierarchy::write_document(&self.store, &stored.key, &stored.document)
         };
         // A write can fail after the new document is in place (with `fsync`, flushing its
         // directory): the handle then takes the shape the store has, as a reopened one would.
         let stored_now = || {
-            let stored = hierarchy::read_array_metadata(&self.store, &self.path).ok()??;
+            let stored = hierarchy::stored_array_metadata(&self.store, &self.path).ok()??;
             let shape: Vec<u64> = serde_json::from_value(stored.document.get("shape")?).ok()?;
             Some(shape)
         };
