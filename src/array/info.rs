@@ -19,7 +19,7 @@ impl Array {
     pub fn info(&self) -> Result<Value> {
         let prefix = path::join(&self.path, "");
         let (mut stored, mut chunks_initialized) = (None, None);
-        if self.store.can_list() {
+        if self.store.capabilities().listing {
             let keys = self.store.list_prefix_sized(&prefix)?;
             stored = Some(keys.iter().map(|(_, len)| len).sum::<u64>());
             let chunks = keys

@@ -8,7 +8,7 @@ use crate::metadata::{
     self, ArrayMetadata, FormatMetadata, JsonDocument, Order, ZARRAY, ZARR_JSON,
 };
 use crate::path;
-use crate::store::{StoreHandle, StoreKind};
+use crate::store::StoreHandle;
 use crate::strided::{is_c_contiguous, layout_strides, ElementCopy};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,7 +105,7 @@ impl Array {
         let doc: Value = serde_json::from_str(json).map_err(|e| {
             Error::InvalidMetadata(format!("array metadata is not valid JSON: {e}"))
         })?;
-        let n5 = store.kind() == StoreKind::N5;
+        let n5 = store.capabilities().n5;
         let (key, document) = if doc.get("zarr_format") == Some(&Value::from(3)) {
             path::check_v3_node_names(&path)?;
             if n5 {

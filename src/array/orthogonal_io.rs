@@ -10,7 +10,7 @@ use crate::dtype::{select_fields, ByteSwap, DataTypeKind};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::selection::{ChunkTask, DimPart, DimSelection, OrthogonalPlan, Selection};
-use crate::store::{read_again_if_changed, StoreKind};
+use crate::store::read_again_if_changed;
 use crate::strided::{
     copy_elements, fill_elements, is_c_contiguous, DimOffsets, ElementCopy, SharedBuffer,
 };
@@ -243,7 +243,7 @@ impl Array {
         if self.sharding.is_some() {
             return self.read_sharded(&plan, &layout, out, how, &fill);
         }
-        if self.store.kind() == StoreKind::Remote && !self.caches_chunks() {
+        if self.store.capabilities().batched && !self.caches_chunks() {
             return self.read_fetched(&plan, &layout, out, how, &fill);
         }
         self.for_each_task(&plan, |task| self.read_task(task, &layout, out, how, &fill))
@@ -320,7 +320,7 @@ impl Array {
         if self.sharding.is_some() {
             return self.write_sharded(&plan, &layout, data, how);
         }
-        if self.store.kind() == StoreKind::Remote && !self.caches_chunks() {
+        if self.store.capabilities().batched && !self.caches_chunks() {
             return self.write_sent(&plan, &layout, data, how);
         }
         self.for_each_task(&plan, |task| self.write_task(task, &layout, data, how))

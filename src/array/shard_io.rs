@@ -24,7 +24,7 @@ use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
-use crate::store::{read_again_if_changed, StoreKind, ValueReader};
+use crate::store::{read_again_if_changed, ValueReader};
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -404,7 +404,7 @@ impl Array {
         let single = chunks.len() == 1;
         let mut shards = layout.by_shard(chunks);
         let top = &layout.levels[0];
-        if self.store.kind() == StoreKind::Remote {
+        if self.store.capabilities().batched {
             // Shards read whole are fetched whole, many at once, each decoded on the pool as
             // it arrives; the others are opened one by one for the parts they need.
             let whole: Vec<_>;
@@ -596,9 +596,9 @@ impl Array {
             chunks.len() as u64 == layout.chunks_per_shard
                 && chunks.iter().all(|(id, _)| covers(*id))
         };
-        let (sent, updated): (Vec<_>, Vec<_>) = match self.store.kind() {
-            StoreKind::Remote => shards.into_iter().partition(|(_, chunks)| whole(chunks)),
-            _ => (Vec::new(), shards),
+        let (sent, updated): (Vec<_>, Vec<_>) = match self.store.capabilities().batched {
+            true => shards.into_iter().partition(|(_, chunks)| whole(chunks)),
+            false => (Vec::new(), shards),
         };
         let result = self.store.set_many(sent.len(), &|i| {
             let (shard, chunks) = &sent[i];

@@ -9,7 +9,7 @@ use crate::hierarchy::{self, NodeKind};
 use crate::metadata::{ZARRAY, ZGROUP};
 use crate::parallel;
 use crate::path;
-use crate::store::{StoreHandle, StoreKind};
+use crate::store::StoreHandle;
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -113,7 +113,7 @@ fn copy_keys(
     if !dry_run {
         dst.check_writable(&dst_path)?;
     }
-    if dst.kind() == StoreKind::N5 && src.kind() != StoreKind::N5 {
+    if dst.capabilities().n5 && !src.capabilities().n5 {
         // Zarr chunks copied verbatim would lack N5's block headers and byte order.
         return Err(Error::Unsupported(format!(
             "copying keys verbatim into the N5 container {:?} from a Zarr store: its chunks are not N5 blocks (re-encode arrays with zarr_array_copy_to)",
@@ -199,7 +199,7 @@ fn copy_keys(
         hierarchy::create_ancestor_groups(dst, &dst_path, format)?;
     }
     let dst_entry_key = |entry: &Entry| dst_key(&entry.key);
-    let remote = [src, dst].iter().any(|s| s.kind() == StoreKind::Remote);
+    let remote = [src, dst].iter().any(|s| s.capabilities().batched);
     for batch in batches(&entries) {
         match remote {
             true => copy_in_flight(src, dst, batch, &dst_entry_key)?,

@@ -6,7 +6,7 @@ use super::status::*;
 use super::store::{access_mode, consolidated_use, zarr_open_mode, zarr_store};
 use crate::error::{Error, Result};
 use crate::open::open_backend;
-use crate::store::{OpenMode, Store, ValueReader};
+use crate::store::{Capabilities, OpenMode, Store, ValueReader};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Mutex;
@@ -367,8 +367,11 @@ impl Store for CallbackStore {
         self.call("erase", key, |k| unsafe { erase(self.user_data, k) })
     }
 
-    fn can_list(&self) -> bool {
-        self.functions.list.is_some()
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            listing: self.functions.list.is_some(),
+            ..Capabilities::LOCAL
+        }
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {

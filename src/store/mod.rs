@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 mod access_mode;
 mod aws_profile;
 mod azure;
+mod capabilities;
 mod dbm;
 mod directory;
 mod gcs;
@@ -30,6 +31,7 @@ mod sqlite;
 mod zip;
 
 pub use access_mode::AccessMode;
+pub use capabilities::Capabilities;
 pub use dbm::{DbmFormat, DbmStore};
 pub use directory::DirectoryStore;
 pub use lmdb::LmdbStore;
@@ -159,10 +161,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The names one level below `prefix` (keys and "directories" alike), sorted, without
     /// duplicates: for keys `a/x` and `a/y/0` the listing of `a/` is `x`, `y`.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
-    /// Whether the store can list its keys at all (a web server cannot; the listing calls
-    /// then fail with [`Error::Unsupported`]): what only a listing can tell is then unknown.
-    fn can_list(&self) -> bool {
-        true
+    /// What the store can do beyond these calls ([`Capabilities`]): a local store's by default.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::LOCAL
     }
     /// Tidies up after every key below `prefix` (not empty) was erased: a directory store
     /// removes the directories left empty there, the prefix's own included, so that no name
@@ -746,7 +747,7 @@ impl StoreHandle {
         let wanted: Vec<usize> = (0..keys.len()).filter(|&i| answered[i].is_none()).collect();
         let fetched: Vec<Mutex<Option<Vec<u8>>>> =
             wanted.iter().map(|_| Mutex::new(None)).collect();
-        if self.kind == StoreKind::Remote && wanted.len() > 1 {
+        if self.capabilities().batched && wanted.len() > 1 {
             self.backend
                 .get_many(wanted.len(), &|j| keys[wanted[j]].clone(), &|j, value| {
                     *fetched[j].lock().unwrap_or_else(|p| p.into_inner()) =
@@ -928,9 +929,9 @@ impl StoreHandle {
         self.backend.list_dir(prefix)
     }
 
-    /// Whether the store can list its keys (see [`Store::can_list`]).
-    pub fn can_list(&self) -> bool {
-        self.backend.can_list()
+    /// What the store can do beyond the calls every store has ([`Capabilities`]).
+    pub fn capabilities(&self) -> Capabilities {
+        self.backend.capabilities()
     }
 
     /// The names one level below `prefix` (empty or ending in `/`) that the consolidated

@@ -12,7 +12,7 @@
 //!   both. Listings turn block files back into chunk keys.
 //! - Every other key passes through.
 
-use super::{Store, ValueReader, Version};
+use super::{Capabilities, Store, ValueReader, Version};
 use crate::error::{Error, Result};
 use crate::metadata::n5::{self as n5meta, ATTRIBUTES_JSON, KEYWORDS, N5_VERSION};
 use crate::metadata::{self, JsonDocument, ZARRAY, ZATTRS, ZGROUP};
@@ -384,6 +384,13 @@ impl Store for N5Store {
     fn prune(&self, prefix: &str) -> Result<()> {
         // A node's directory is the same in both layouts, and its blocks lie below it.
         self.inner.prune(prefix)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            n5: true,
+            ..self.inner.capabilities()
+        }
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {

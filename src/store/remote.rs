@@ -8,7 +8,9 @@
 
 use super::options::{Backend, StoreOptions};
 use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
-use super::{azure, gcs, s3, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version};
+use super::{
+    azure, gcs, s3, Capabilities, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version,
+};
 use crate::error::{Error, Result};
 use crate::redact::{redact, redact_url};
 use bytes::Bytes;
@@ -634,8 +636,12 @@ impl Store for RemoteStore {
         }
     }
 
-    fn can_list(&self) -> bool {
-        !self.http
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            batched: true,
+            listing: !self.http,
+            n5: false,
+        }
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
