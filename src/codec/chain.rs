@@ -285,7 +285,7 @@ impl<'a> Builder<'a> {
                 }
                 (Kind::ArrayToArray, Kind::BytesToBytes) => {
                     return Err(at(Error::InvalidMetadata(
-                        "a bytes→bytes codec before the array→bytes codec".into(),
+                        "a bytes→bytes codec before the array→bytes codec (put {\"name\": \"bytes\"} before it: [{\"name\": \"bytes\"}, {\"name\": \"zstd\"}])".into(),
                     )))
                 }
                 (Kind::BytesToBytes, Kind::ArrayToArray) => {
@@ -711,6 +711,18 @@ mod tests {
     fn build(codecs: Value, dtype: &str, shape: &[u64]) -> Result<ChunkCodecs> {
         let t = parse_data_type(&json!(dtype)).unwrap();
         ChunkCodecs::v3(codecs.as_array().unwrap(), &t.dtype, t.object, shape)
+    }
+
+    /// The common mistake, a compressor without the `bytes` codec before it, says the fix.
+    #[test]
+    fn a_compressor_alone_is_refused_naming_the_fix() {
+        let err = build(json!([{"name": "zstd"}]), "int16", &[4]).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, Error::InvalidMetadata(_)), "{message}");
+        assert!(
+            message.contains("zstd") && message.contains(r#"{"name": "bytes"}"#),
+            "{message}"
+        );
     }
 
     #[test]

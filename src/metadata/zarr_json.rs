@@ -83,11 +83,25 @@ fn check_members(doc: &JsonDocument, known: &[&str]) -> Result<()> {
             == Some(Value::Bool(false));
         if !optional {
             return Err(Error::Unsupported(format!(
-                "unknown member {name:?} (not marked \"must_understand\": false)"
+                "unknown member {name:?} (not marked \"must_understand\": false){}",
+                v2_member_hint(name)
             )));
         }
     }
     Ok(())
+}
+
+/// What a Zarr v2 (`.zarray`) member a v3 document holds by mistake is called in v3, as a
+/// hint for the message refusing it ("" for other names).
+fn v2_member_hint(name: &str) -> &'static str {
+    match name {
+        "chunks" => ": Zarr v3 gives the chunk shape as \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [...]}}",
+        "dtype" => ": Zarr v3 names the type \"data_type\" (e.g. \"float64\")",
+        "compressor" | "filters" => ": Zarr v3 lists every codec in \"codecs\" (e.g. [{\"name\": \"bytes\"}, {\"name\": \"zstd\"}])",
+        "dimension_separator" => ": Zarr v3 says it in \"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}",
+        "order" => ": Zarr v3 orders chunks with a \"transpose\" codec",
+        _ => "",
+    }
 }
 
 /// Checks a group `zarr.json`; `key` names it in errors.
@@ -436,6 +450,17 @@ mod tests {
         assert!(parse(&doc).is_ok());
         doc.as_object_mut().unwrap().remove("fill_value");
         assert!(parse(&doc).unwrap_err().to_string().contains("fill_value"));
+        // A .zarray member in a v3 document is refused with its v3 spelling.
+        for (v2, v3) in [
+            ("chunks", "chunk_grid"),
+            ("dtype", "data_type"),
+            ("compressor", "codecs"),
+        ] {
+            let mut doc = zarr_python_doc();
+            doc[v2] = json!([2]);
+            let err = parse(&doc).unwrap_err().to_string();
+            assert!(err.contains(v2) && err.contains(v3), "{err}");
+        }
     }
 
     #[test]

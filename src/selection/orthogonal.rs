@@ -53,9 +53,12 @@ impl DimSelection {
                     .and_then(|x| x.checked_add(*start));
                 match last {
                     Some(last) if last < extent => Ok(()),
-                    _ => Err(Error::OutOfBounds(format!(
-                        "dimension {d}: {count} indices from {start} step {step} exceed length {extent}"
-                    ))),
+                    _ => Err(Error::OutOfBounds(match count {
+                        1 => format!("dimension {d}: index {start} exceeds length {extent}"),
+                        _ => format!(
+                            "dimension {d}: {count} indices from {start} step {step} exceed length {extent}"
+                        ),
+                    })),
                 }
             }
             DimSelection::Indices(list) => match list.iter().find(|&&i| i >= extent) {
@@ -360,6 +363,27 @@ impl ChunkTask<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Out-of-bounds messages count in words that fit: one index, or several.
+    #[test]
+    fn out_of_bounds_messages_say_index_or_indices() {
+        let range = |start, count| DimSelection::Range {
+            start,
+            count,
+            step: 1,
+        };
+        let one = OrthogonalPlan::new(&[3], &[2], &[range(5, 1)]).unwrap_err();
+        assert_eq!(
+            one.to_string(),
+            "out of bounds: dimension 0: index 5 exceeds length 3"
+        );
+        let many = OrthogonalPlan::new(&[3], &[2], &[range(2, 2)]).unwrap_err();
+        assert!(
+            many.to_string()
+                .contains("2 indices from 2 step 1 exceed length 3"),
+            "{many}"
+        );
+    }
 
     /// Every selected output position is produced by exactly one chunk part, and maps back to
     /// the array index the selection names.
