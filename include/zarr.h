@@ -59,11 +59,6 @@
 #define ZARR_STORE_CALLBACKS_VERSION 1
 
 /**
- * A store's capabilities ([`super::Store::capabilities`]).
- */
-typedef struct Capabilities Capabilities;
-
-/**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
  * writes to disjoint regions (even when they share chunks), are all correct.
  */
@@ -685,8 +680,6 @@ typedef struct {
  * A group (v2 `.zgroup`, v3 `zarr.json` of `node_type` `"group"`).
  */
 #define ZARR_NODE_GROUP 2
-
-
 
 
 

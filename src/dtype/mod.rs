@@ -10,6 +10,7 @@ mod numpy_str;
 mod object;
 mod structured;
 mod time_unit;
+pub mod utf32;
 pub mod v3;
 
 pub use byte_swap::ByteSwap;

@@ -1,6 +1,7 @@
 //! The unit of NumPy `datetime64` / `timedelta64` values: a base unit and a multiple (`[10s]`).
 
 use crate::error::{Error, Result};
+use std::ffi::CStr;
 
 /// A NumPy time base unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,20 +36,21 @@ pub enum Unit {
     Attosecond,
 }
 
-const UNITS: [(Unit, &str); 13] = [
-    (Unit::Year, "Y"),
-    (Unit::Month, "M"),
-    (Unit::Week, "W"),
-    (Unit::Day, "D"),
-    (Unit::Hour, "h"),
-    (Unit::Minute, "m"),
-    (Unit::Second, "s"),
-    (Unit::Millisecond, "ms"),
-    (Unit::Microsecond, "us"),
-    (Unit::Nanosecond, "ns"),
-    (Unit::Picosecond, "ps"),
-    (Unit::Femtosecond, "fs"),
-    (Unit::Attosecond, "as"),
+/// Each base unit's NumPy name, NUL-terminated for the C API.
+const UNITS: [(Unit, &CStr); 13] = [
+    (Unit::Year, c"Y"),
+    (Unit::Month, c"M"),
+    (Unit::Week, c"W"),
+    (Unit::Day, c"D"),
+    (Unit::Hour, c"h"),
+    (Unit::Minute, c"m"),
+    (Unit::Second, c"s"),
+    (Unit::Millisecond, c"ms"),
+    (Unit::Microsecond, c"us"),
+    (Unit::Nanosecond, c"ns"),
+    (Unit::Picosecond, c"ps"),
+    (Unit::Femtosecond, c"fs"),
+    (Unit::Attosecond, c"as"),
 ];
 
 /// A time unit: `count` × `unit` (`[10s]` is ten seconds).
@@ -89,7 +91,7 @@ impl TimeUnit {
         };
         let unit = UNITS
             .iter()
-            .find(|(_, n)| *n == name)
+            .find(|(_, n)| n.to_bytes() == name.as_bytes())
             .map(|(u, _)| *u)
             .ok_or_else(invalid)?;
         if count == 0 {
@@ -100,10 +102,15 @@ impl TimeUnit {
 
     /// The base unit's NumPy name (`""` for the generic unit).
     pub fn name(&self) -> &'static str {
+        self.c_name().to_str().expect("unit names are ASCII")
+    }
+
+    /// [`TimeUnit::name`] as a NUL-terminated string, for the C API.
+    pub fn c_name(&self) -> &'static CStr {
         UNITS
             .iter()
             .find(|(u, _)| *u == self.unit)
-            .map_or("", |(_, n)| n)
+            .map_or(c"", |(_, n)| n)
     }
 
     /// The bracketed suffix of the type string: `"[ns]"`, `"[10s]"`, or `""` for generic.
@@ -130,9 +137,12 @@ mod tests {
         assert_eq!(TimeUnit::parse("μs", "x").unwrap().suffix(), "[us]");
         assert_eq!(TimeUnit::parse("M", "x").unwrap().unit, Unit::Month);
         assert_eq!(TimeUnit::parse("m", "x").unwrap().unit, Unit::Minute);
-        for (_, name) in UNITS {
-            assert_eq!(TimeUnit::parse(name, "x").unwrap().name(), name);
+        for (_, c_name) in UNITS {
+            let name = c_name.to_str().unwrap();
+            let unit = TimeUnit::parse(name, "x").unwrap();
+            assert_eq!((unit.name(), unit.c_name()), (name, c_name));
         }
+        assert_eq!(TimeUnit::GENERIC.c_name(), c"");
         for bad in ["", "0s", "10", "sec", "-1s", "99999999999999999999s"] {
             assert!(TimeUnit::parse(bad, "x").is_err(), "{bad}");
         }

@@ -5,7 +5,7 @@ use super::array::{array_arg, box_args, text_out, zarr_array};
 use super::boundary::{c_string, out_arg, run, slice_arg, slice_out, str_arg};
 use super::selection::{selection_arg, zarr_selection};
 use super::status::zarr_status;
-use crate::dtype::{DataType, DataTypeKind, Field, Unit};
+use crate::dtype::{utf32, DataType, DataTypeKind, Field};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::ffi::{c_char, c_void};
@@ -177,27 +177,7 @@ pub unsafe extern "C" fn zarr_array_time_unit(
                 array.metadata().dtype.typestr()
             )));
         };
-        const NAMES: [(Unit, &str); 14] = [
-            (Unit::Generic, "\0"),
-            (Unit::Year, "Y\0"),
-            (Unit::Month, "M\0"),
-            (Unit::Week, "W\0"),
-            (Unit::Day, "D\0"),
-            (Unit::Hour, "h\0"),
-            (Unit::Minute, "m\0"),
-            (Unit::Second, "s\0"),
-            (Unit::Millisecond, "ms\0"),
-            (Unit::Microsecond, "us\0"),
-            (Unit::Nanosecond, "ns\0"),
-            (Unit::Picosecond, "ps\0"),
-            (Unit::Femtosecond, "fs\0"),
-            (Unit::Attosecond, "as\0"),
-        ];
-        let name = NAMES
-            .iter()
-            .find(|(u, _)| *u == unit.unit)
-            .map_or("\0", |(_, n)| n);
-        *unit_out = name.as_ptr().cast();
+        *unit_out = unit.c_name().as_ptr();
         *multiple = unit.count;
         Ok(())
     })
@@ -441,15 +421,7 @@ pub unsafe extern "C" fn zarr_utf32_to_utf8(
         let units = slice_arg(utf32, nchars, "utf32")?;
         let out = slice_out(out.cast::<u8>(), out_size, "out")?;
         let len = out_arg(out_len, "out_len")?;
-        let text: String = units
-            .iter()
-            .take_while(|&&u| u != 0)
-            .map(|&u| {
-                char::from_u32(u).ok_or_else(|| {
-                    Error::InvalidArgument(format!("{u:#x} is not a Unicode scalar value"))
-                })
-            })
-            .collect::<Result<_>>()?;
+        let text = utf32::decode(units)?;
         let dst = out.get_mut(..text.len()).ok_or_else(|| {
             Error::BufferSize(format!(
                 "the text needs {} bytes, the buffer has {out_size}",
@@ -481,16 +453,6 @@ pub unsafe extern "C" fn zarr_utf8_to_utf32(
         let out = slice_out(out, nchars, "out")?;
         let text = std::str::from_utf8(bytes)
             .map_err(|e| Error::InvalidArgument(format!("text is not UTF-8: {e}")))?;
-        let count = text.chars().count();
-        if count > nchars {
-            return Err(Error::BufferSize(format!(
-                "{count} characters do not fit in {nchars}"
-            )));
-        }
-        out.fill(0);
-        out.iter_mut()
-            .zip(text.chars())
-            .for_each(|(unit, c)| *unit = c as u32);
-        Ok(())
+        utf32::encode(text, out)
     })
 }

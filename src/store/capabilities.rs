@@ -22,7 +22,7 @@ pub struct Capabilities {
 
 impl Capabilities {
     /// A store on a local disk or in memory: no batches, listing, Zarr keys.
-    pub const LOCAL: Capabilities = Capabilities {
+    pub(crate) const LOCAL: Capabilities = Capabilities {
         batched: false,
         listing: true,
         n5: false,
