@@ -7,14 +7,28 @@
 ! shape [nz, ny, nx] (C order). Shapes, chunk shapes, starts and counts are given and
 ! returned in Fortran order and starts are 1-based; the module reverses them at the
 ! boundary, and no value is ever transposed or copied on the way.
+!
+! The whole C API is here too, as in zarr.h: every function is a bind(c) interface of its C
+! name (but zarr_version_c, zarr_status_name_c, zarr_version_number_c: names Fortran has for
+! others), every ZARR_* constant an integer parameter, every struct a bind(c) type of its
+! name (zero by default), every callback type an abstract interface. There, handles, strings
+! returned (char **, to free with zarr_string_free) and callback data are type(c_ptr);
+! strings passed are NUL-terminated character(kind=c_char) (text // c_null_char); callbacks
+! are type(c_funptr) (c_funloc of a bind(c) procedure, or c_null_funptr); unsigned integers
+! are the signed kind of their width; pointer arguments are optional (an absent one is
+! NULL); shapes and indices are in C order and 0-based.
 module zarr
-  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_char, c_int32_t, &
-    c_int64_t, c_size_t, c_null_char, c_associated, c_f_pointer, c_bool
+  use, intrinsic :: iso_c_binding, only: c_associated, c_bool, c_char, c_f_pointer, c_funptr, &
+      c_int32_t, c_int64_t, c_int8_t, c_null_char, c_null_funptr, c_null_ptr, c_ptr, c_size_t
   use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64
   implicit none
   private
 
+  integer, parameter, public :: ZARR_VERSION_MAJOR = 0
+  integer, parameter, public :: ZARR_VERSION_MINOR = 1
+  integer, parameter, public :: ZARR_VERSION_PATCH = 0
   integer, parameter, public :: ZARR_VERSION_NUMBER = 100
+  integer, parameter, public :: ZARR_STORE_CALLBACKS_VERSION = 1
   integer, parameter, public :: ZARR_OK = 0
   integer, parameter, public :: ZARR_ERR_NULL_POINTER = -1
   integer, parameter, public :: ZARR_ERR_INVALID_ARGUMENT = -2
@@ -42,6 +56,16 @@ module zarr
   integer, parameter, public :: ZARR_MODE_OVERWRITE = 3
   integer, parameter, public :: ZARR_MODE_CREATE = 4
   integer, parameter, public :: ZARR_OPEN_IGNORE_CONSOLIDATED = 16
+  integer, parameter, public :: ZARR_CREATE_NEW = 0
+  integer, parameter, public :: ZARR_CREATE_OVERWRITE = 1
+  integer, parameter, public :: ZARR_CREATE_OPEN = 2
+  integer, parameter, public :: ZARR_ORDER_C = 0
+  integer, parameter, public :: ZARR_ORDER_F = 1
+  integer, parameter, public :: ZARR_SELECT_BOX = 0
+  integer, parameter, public :: ZARR_SELECT_ORTHOGONAL = 1
+  integer, parameter, public :: ZARR_SELECT_POINTS = 2
+  integer, parameter, public :: ZARR_SELECT_MASK = 3
+  integer, parameter, public :: ZARR_SELECT_BLOCKS = 4
   integer, parameter, public :: ZARR_DTYPE_BOOL = 1
   integer, parameter, public :: ZARR_DTYPE_INT = 2
   integer, parameter, public :: ZARR_DTYPE_UINT = 3
@@ -57,6 +81,73 @@ module zarr
   integer, parameter, public :: ZARR_NODE_NONE = 0
   integer, parameter, public :: ZARR_NODE_ARRAY = 1
   integer, parameter, public :: ZARR_NODE_GROUP = 2
+
+  !> struct zarr_request_stats of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_request_stats
+    integer(c_int64_t) :: requests = 0
+    integer(c_int64_t) :: get = 0
+    integer(c_int64_t) :: head = 0
+    integer(c_int64_t) :: put = 0
+    integer(c_int64_t) :: delete_ = 0
+    integer(c_int64_t) :: other = 0
+    integer(c_int64_t) :: retryable_failures = 0
+    integer(c_int64_t) :: error_responses = 0
+    integer(c_int64_t) :: conflicts = 0
+    integer(c_int64_t) :: bytes_sent = 0
+    integer(c_int64_t) :: bytes_received = 0
+  end type zarr_request_stats
+
+  !> struct zarr_store_callbacks of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_store_callbacks
+    integer(c_int32_t) :: version = 0
+    integer(c_int32_t) :: thread_safe = 0
+    type(c_ptr) :: name = c_null_ptr
+    type(c_ptr) :: user_data = c_null_ptr
+    type(c_funptr) :: size = c_null_funptr
+    type(c_funptr) :: read = c_null_funptr
+    type(c_funptr) :: write = c_null_funptr
+    type(c_funptr) :: erase = c_null_funptr
+    type(c_funptr) :: list = c_null_funptr
+    type(c_funptr) :: release = c_null_funptr
+  end type zarr_store_callbacks
+
+  !> struct zarr_dim_selection of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_dim_selection
+    type(c_ptr) :: indices = c_null_ptr
+    integer(c_int64_t) :: count = 0
+    integer(c_int64_t) :: start = 0
+    integer(c_int64_t) :: step = 0
+    type(c_ptr) :: flags = c_null_ptr
+  end type zarr_dim_selection
+
+  !> struct zarr_selection of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_selection
+    integer(c_int32_t) :: kind = 0
+    integer(c_size_t) :: ndim = 0
+    type(c_ptr) :: start = c_null_ptr
+    type(c_ptr) :: count = c_null_ptr
+    type(c_ptr) :: step = c_null_ptr
+    type(c_ptr) :: dims = c_null_ptr
+    integer(c_size_t) :: npoints = 0
+    type(c_ptr) :: coords = c_null_ptr
+    type(c_ptr) :: mask = c_null_ptr
+    integer(c_size_t) :: mask_size = 0
+  end type zarr_selection
+
+  !> struct zarr_progress of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_progress
+    integer(c_int64_t) :: bytes_done = 0
+    integer(c_int64_t) :: bytes_total = 0
+    integer(c_int64_t) :: items_done = 0
+    integer(c_int64_t) :: items_total = 0
+  end type zarr_progress
+
+  !> struct zarr_copy_counts of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_copy_counts
+    integer(c_int64_t) :: copied = 0
+    integer(c_int64_t) :: skipped = 0
+    integer(c_int64_t) :: bytes_copied = 0
+  end type zarr_copy_counts
 
   !> A store: a directory, a zip file, memory or a URL (zarr_open_store).
   type, public :: zarr_store
@@ -76,10 +167,48 @@ module zarr
     type(c_ptr) :: handle = c_null_ptr
   end type zarr_array
 
-  public :: zarr_version, zarr_errmsg, zarr_status_name, zarr_open_store, zarr_close
-  public :: zarr_create_group, zarr_open_group, zarr_create_array, zarr_create
-  public :: zarr_open_array, zarr_ndims, zarr_shape, zarr_get, zarr_put
-  public :: zarr_get_attrs, zarr_put_attrs
+
+  public :: zarr_version, zarr_errmsg, zarr_status_name, zarr_open_store, zarr_close, &
+      zarr_create_group, zarr_open_group, zarr_create_array, zarr_create, zarr_open_array, &
+      zarr_ndims, zarr_shape, zarr_get, zarr_put, zarr_get_attrs, zarr_put_attrs
+
+  ! The C API (zarr.h): its callback types, then its functions.
+  public :: zarr_key_sink_fn, zarr_visit_fn, zarr_progress_fn, zarr_copy_log_fn, &
+      zarr_store_callbacks_size_fn, zarr_store_callbacks_read_fn, zarr_store_callbacks_write_fn, &
+      zarr_store_callbacks_erase_fn, zarr_store_callbacks_list_fn, &
+      zarr_store_callbacks_release_fn, zarr_version_c, zarr_version_number_c, zarr_check_version, &
+      zarr_features, zarr_has_feature, zarr_last_error, zarr_string_free, zarr_status_name_c, &
+      zarr_store_open, zarr_store_open_options, zarr_store_flush, zarr_store_close, &
+      zarr_store_request_stats, zarr_consolidate_metadata, zarr_store_refresh_consolidated, &
+      zarr_store_uses_consolidated, zarr_store_callback_error, zarr_store_open_callbacks, &
+      zarr_store_value_size, zarr_store_get, zarr_store_set, zarr_store_erase, &
+      zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, zarr_store_rmdir, &
+      zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
+      zarr_group_zarr_format, zarr_group_open, zarr_group_close, zarr_group_list, &
+      zarr_group_attrs_get, zarr_group_attrs_set, zarr_group_attrs_update, &
+      zarr_group_attrs_delete, zarr_group_info_json, zarr_group_visit, zarr_group_tree_text, &
+      zarr_group_tree_json, zarr_group_tree_text_level, zarr_group_tree_json_level, &
+      zarr_array_create, zarr_array_create_mode, zarr_array_open, zarr_array_view, &
+      zarr_array_astype, zarr_array_close, zarr_array_ndim, zarr_array_shape, zarr_array_chunks, &
+      zarr_array_inner_chunks, zarr_array_zarr_format, zarr_array_dimension_names, &
+      zarr_array_fill_value, zarr_array_order, zarr_array_compressor_json, &
+      zarr_array_filters_json, zarr_array_metadata_json, zarr_array_attrs_get, &
+      zarr_array_attrs_set, zarr_array_attrs_update, zarr_array_attrs_delete, zarr_array_read, &
+      zarr_array_write, zarr_array_resize, zarr_array_append, zarr_array_append_vlen, &
+      zarr_array_read_strided, zarr_array_write_strided, zarr_array_read_orthogonal, &
+      zarr_array_write_orthogonal, zarr_array_read_points, zarr_array_write_points, &
+      zarr_array_read_mask, zarr_array_write_mask, zarr_array_block_box, &
+      zarr_array_selection_size, zarr_array_object_codec, zarr_array_vlen_size, &
+      zarr_array_read_vlen, zarr_array_write_vlen, zarr_array_read_vlen_selection, &
+      zarr_array_write_vlen_selection, zarr_array_dtype, zarr_array_check_dtype, &
+      zarr_array_dtype_string, zarr_array_time_unit, zarr_array_field_count, zarr_array_field, &
+      zarr_array_fields_json, zarr_array_read_fields, zarr_array_write_fields, &
+      zarr_array_read_fields_selection, zarr_array_write_fields_selection, zarr_utf32_to_utf8, &
+      zarr_utf8_to_utf32, zarr_store_node_kind, zarr_store_delete, zarr_store_move, &
+      zarr_store_set_fill_value, zarr_array_info_json, zarr_array_info_text, zarr_array_digest, &
+      zarr_array_hexdigest, zarr_store_copy, zarr_array_copy_to, zarr_store_copy_options, &
+      zarr_node_copy, zarr_set_num_threads, zarr_num_threads, zarr_array_set_write_empty_chunks, &
+      zarr_array_write_empty_chunks, zarr_array_set_chunk_cache, zarr_array_chunk_cache_stats
 
   !> Closes a store, group or array handle (a closed or never opened one is a no-op).
   interface zarr_close
@@ -142,145 +271,1005 @@ module zarr
       put_logical_4, put_logical_5, put_logical_6, put_logical_7
   end interface zarr_put
 
+  !> The callbacks of zarr.h, as the program implements them (a bind(c) procedure passed
+  !> as c_funloc(proc)): pointers are type(c_ptr), but outputs and structs.
+  abstract interface
+    subroutine zarr_key_sink_fn(sink, key) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: sink
+      type(c_ptr), value :: key
+    end subroutine zarr_key_sink_fn
+    function zarr_visit_fn(path, kind, zarr_format, user_data) bind(c)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: path
+      integer(c_int32_t), value :: kind
+      integer(c_int32_t), value :: zarr_format
+      type(c_ptr), value :: user_data
+      integer(c_int32_t) :: zarr_visit_fn
+    end function zarr_visit_fn
+    function zarr_progress_fn(progress, user_data) bind(c)
+      import :: c_int32_t, c_ptr, zarr_progress
+      type(zarr_progress), intent(in) :: progress
+      type(c_ptr), value :: user_data
+      integer(c_int32_t) :: zarr_progress_fn
+    end function zarr_progress_fn
+    subroutine zarr_copy_log_fn(line, user_data) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: line
+      type(c_ptr), value :: user_data
+    end subroutine zarr_copy_log_fn
+    function zarr_store_callbacks_size_fn(user_data, key, out_exists, out_size) bind(c)
+      import :: c_bool, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: key
+      logical(c_bool), intent(out) :: out_exists
+      integer(c_int64_t), intent(out) :: out_size
+      integer(c_int32_t) :: zarr_store_callbacks_size_fn
+    end function zarr_store_callbacks_size_fn
+    function zarr_store_callbacks_read_fn(user_data, key, offset, buffer, length) bind(c)
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: key
+      integer(c_int64_t), value :: offset
+      type(c_ptr), value :: buffer
+      integer(c_size_t), value :: length
+      integer(c_int32_t) :: zarr_store_callbacks_read_fn
+    end function zarr_store_callbacks_read_fn
+    function zarr_store_callbacks_write_fn(user_data, key, value, length) bind(c)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: key
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: length
+      integer(c_int32_t) :: zarr_store_callbacks_write_fn
+    end function zarr_store_callbacks_write_fn
+    function zarr_store_callbacks_erase_fn(user_data, key) bind(c)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: key
+      integer(c_int32_t) :: zarr_store_callbacks_erase_fn
+    end function zarr_store_callbacks_erase_fn
+    function zarr_store_callbacks_list_fn(user_data, prefix, add, sink) bind(c)
+      import :: c_funptr, c_int32_t, c_ptr
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: prefix
+      type(c_funptr), value :: add
+      type(c_ptr), value :: sink
+      integer(c_int32_t) :: zarr_store_callbacks_list_fn
+    end function zarr_store_callbacks_list_fn
+    subroutine zarr_store_callbacks_release_fn(user_data) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: user_data
+    end subroutine zarr_store_callbacks_release_fn
+  end interface
+
+  !> The functions of zarr.h.
   interface
-    function c_version() bind(c, name="zarr_version") result(text)
+    function zarr_version_c() bind(c, name="zarr_version")
       import :: c_ptr
-      type(c_ptr) :: text
-    end function c_version
-    function c_last_error() bind(c, name="zarr_last_error") result(text)
+      type(c_ptr) :: zarr_version_c
+    end function zarr_version_c
+    function zarr_version_number_c() bind(c, name="zarr_version_number")
+      import :: c_int32_t
+      integer(c_int32_t) :: zarr_version_number_c
+    end function zarr_version_number_c
+    function zarr_check_version(header_version) bind(c, name="zarr_check_version")
+      import :: c_int32_t
+      integer(c_int32_t), value :: header_version
+      integer(c_int32_t) :: zarr_check_version
+    end function zarr_check_version
+    function zarr_features(out_json) bind(c, name="zarr_features")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_features
+    end function zarr_features
+    function zarr_has_feature(name, out_has) bind(c, name="zarr_has_feature")
+      import :: c_bool, c_char, c_int32_t
+      character(kind=c_char), intent(in), optional :: name(*)
+      logical(c_bool), intent(out), optional :: out_has
+      integer(c_int32_t) :: zarr_has_feature
+    end function zarr_has_feature
+    function zarr_last_error() bind(c, name="zarr_last_error")
       import :: c_ptr
-      type(c_ptr) :: text
-    end function c_last_error
-    function c_status_name(status) bind(c, name="zarr_status_name") result(text)
-      import :: c_ptr, c_int32_t
+      type(c_ptr) :: zarr_last_error
+    end function zarr_last_error
+    subroutine zarr_string_free(s) bind(c, name="zarr_string_free")
+      import :: c_ptr
+      type(c_ptr), value :: s
+    end subroutine zarr_string_free
+    function zarr_status_name_c(status) bind(c, name="zarr_status_name")
+      import :: c_int32_t, c_ptr
       integer(c_int32_t), value :: status
-      type(c_ptr) :: text
-    end function c_status_name
+      type(c_ptr) :: zarr_status_name_c
+    end function zarr_status_name_c
+    function zarr_store_open(location, mode, out_store) bind(c, name="zarr_store_open")
+      import :: c_char, c_int32_t, c_ptr
+      character(kind=c_char), intent(in), optional :: location(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out), optional :: out_store
+      integer(c_int32_t) :: zarr_store_open
+    end function zarr_store_open
+    function zarr_store_open_options(location, mode, options_json, out_store) bind(c, &
+        name="zarr_store_open_options")
+      import :: c_char, c_int32_t, c_ptr
+      character(kind=c_char), intent(in), optional :: location(*)
+      integer(c_int32_t), value :: mode
+      character(kind=c_char), intent(in), optional :: options_json(*)
+      type(c_ptr), intent(out), optional :: out_store
+      integer(c_int32_t) :: zarr_store_open_options
+    end function zarr_store_open_options
+    function zarr_store_flush(store) bind(c, name="zarr_store_flush")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: zarr_store_flush
+    end function zarr_store_flush
+    function zarr_store_close(store) bind(c, name="zarr_store_close")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: zarr_store_close
+    end function zarr_store_close
+    function zarr_store_request_stats(store, out_stats) bind(c, name="zarr_store_request_stats")
+      import :: c_int32_t, c_ptr, zarr_request_stats
+      type(c_ptr), value :: store
+      type(zarr_request_stats), intent(out), optional :: out_stats
+      integer(c_int32_t) :: zarr_store_request_stats
+    end function zarr_store_request_stats
+    function zarr_consolidate_metadata(store) bind(c, name="zarr_consolidate_metadata")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: zarr_consolidate_metadata
+    end function zarr_consolidate_metadata
+    function zarr_store_refresh_consolidated(store, out_in_use) bind(c, &
+        name="zarr_store_refresh_consolidated")
+      import :: c_bool, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      logical(c_bool), intent(out), optional :: out_in_use
+      integer(c_int32_t) :: zarr_store_refresh_consolidated
+    end function zarr_store_refresh_consolidated
+    function zarr_store_uses_consolidated(store, out_in_use) bind(c, &
+        name="zarr_store_uses_consolidated")
+      import :: c_bool, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      logical(c_bool), intent(out), optional :: out_in_use
+      integer(c_int32_t) :: zarr_store_uses_consolidated
+    end function zarr_store_uses_consolidated
+    subroutine zarr_store_callback_error(message) bind(c, name="zarr_store_callback_error")
+      import :: c_char
+      character(kind=c_char), intent(in), optional :: message(*)
+    end subroutine zarr_store_callback_error
+    function zarr_store_open_callbacks(callbacks, mode, out_store) bind(c, &
+        name="zarr_store_open_callbacks")
+      import :: c_int32_t, c_ptr, zarr_store_callbacks
+      type(zarr_store_callbacks), intent(in), optional :: callbacks
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out), optional :: out_store
+      integer(c_int32_t) :: zarr_store_open_callbacks
+    end function zarr_store_open_callbacks
+    function zarr_store_value_size(store, key, out_exists, out_size) bind(c, &
+        name="zarr_store_value_size")
+      import :: c_bool, c_char, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: key(*)
+      logical(c_bool), intent(out), optional :: out_exists
+      integer(c_int64_t), intent(out), optional :: out_size
+      integer(c_int32_t) :: zarr_store_value_size
+    end function zarr_store_value_size
+    function zarr_store_get(store, key, offset, buffer, buffer_len, out_len) bind(c, &
+        name="zarr_store_get")
+      import :: c_char, c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: key(*)
+      integer(c_int64_t), value :: offset
+      type(*), intent(inout), optional :: buffer(*)
+      integer(c_size_t), value :: buffer_len
+      integer(c_size_t), intent(out), optional :: out_len
+      integer(c_int32_t) :: zarr_store_get
+    end function zarr_store_get
+    function zarr_store_set(store, key, value, length) bind(c, name="zarr_store_set")
+      import :: c_char, c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: key(*)
+      type(*), intent(in), optional :: value(*)
+      integer(c_size_t), value :: length
+      integer(c_int32_t) :: zarr_store_set
+    end function zarr_store_set
+    function zarr_store_erase(store, key) bind(c, name="zarr_store_erase")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: key(*)
+      integer(c_int32_t) :: zarr_store_erase
+    end function zarr_store_erase
+    function zarr_store_list_keys(store, prefix, out_json) bind(c, name="zarr_store_list_keys")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: prefix(*)
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_store_list_keys
+    end function zarr_store_list_keys
+    function zarr_store_list_dir(store, prefix, out_json) bind(c, name="zarr_store_list_dir")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: prefix(*)
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_store_list_dir
+    end function zarr_store_list_dir
+    function zarr_store_getsize(store, path, out_size) bind(c, name="zarr_store_getsize")
+      import :: c_char, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      integer(c_int64_t), intent(out), optional :: out_size
+      integer(c_int32_t) :: zarr_store_getsize
+    end function zarr_store_getsize
+    function zarr_store_rmdir(store, path) bind(c, name="zarr_store_rmdir")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      integer(c_int32_t) :: zarr_store_rmdir
+    end function zarr_store_rmdir
+    function zarr_group_create(store, path, out_group) bind(c, name="zarr_group_create")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      type(c_ptr), intent(out), optional :: out_group
+      integer(c_int32_t) :: zarr_group_create
+    end function zarr_group_create
+    function zarr_group_create_format(store, path, zarr_format, out_group) bind(c, &
+        name="zarr_group_create_format")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      integer(c_int32_t), value :: zarr_format
+      type(c_ptr), intent(out), optional :: out_group
+      integer(c_int32_t) :: zarr_group_create_format
+    end function zarr_group_create_format
+    function zarr_group_create_mode(store, path, zarr_format, mode, out_group) bind(c, &
+        name="zarr_group_create_mode")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      integer(c_int32_t), value :: zarr_format
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out), optional :: out_group
+      integer(c_int32_t) :: zarr_group_create_mode
+    end function zarr_group_create_mode
+    function zarr_group_zarr_format(group, out_format) bind(c, name="zarr_group_zarr_format")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      integer(c_int32_t), intent(out), optional :: out_format
+      integer(c_int32_t) :: zarr_group_zarr_format
+    end function zarr_group_zarr_format
+    function zarr_group_open(store, path, out_group) bind(c, name="zarr_group_open")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      type(c_ptr), intent(out), optional :: out_group
+      integer(c_int32_t) :: zarr_group_open
+    end function zarr_group_open
+    function zarr_group_close(group) bind(c, name="zarr_group_close")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      integer(c_int32_t) :: zarr_group_close
+    end function zarr_group_close
+    function zarr_group_list(group, out_json) bind(c, name="zarr_group_list")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_group_list
+    end function zarr_group_list
+    function zarr_group_attrs_get(group, out_json) bind(c, name="zarr_group_attrs_get")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_group_attrs_get
+    end function zarr_group_attrs_get
+    function zarr_group_attrs_set(group, attrs_json) bind(c, name="zarr_group_attrs_set")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in), optional :: attrs_json(*)
+      integer(c_int32_t) :: zarr_group_attrs_set
+    end function zarr_group_attrs_set
+    function zarr_group_attrs_update(group, changes_json) bind(c, name="zarr_group_attrs_update")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in), optional :: changes_json(*)
+      integer(c_int32_t) :: zarr_group_attrs_update
+    end function zarr_group_attrs_update
+    function zarr_group_attrs_delete(group, name) bind(c, name="zarr_group_attrs_delete")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in), optional :: name(*)
+      integer(c_int32_t) :: zarr_group_attrs_delete
+    end function zarr_group_attrs_delete
+    function zarr_group_info_json(group, out_json) bind(c, name="zarr_group_info_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_group_info_json
+    end function zarr_group_info_json
+    function zarr_group_visit(group, max_depth, visit, user_data, out_stopped) bind(c, &
+        name="zarr_group_visit")
+      import :: c_funptr, c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      integer(c_int32_t), value :: max_depth
+      type(c_funptr), value :: visit
+      type(c_ptr), value :: user_data
+      integer(c_int32_t), intent(out), optional :: out_stopped
+      integer(c_int32_t) :: zarr_group_visit
+    end function zarr_group_visit
+    function zarr_group_tree_text(group, out_text) bind(c, name="zarr_group_tree_text")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      type(c_ptr), intent(out), optional :: out_text
+      integer(c_int32_t) :: zarr_group_tree_text
+    end function zarr_group_tree_text
+    function zarr_group_tree_json(group, out_json) bind(c, name="zarr_group_tree_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_group_tree_json
+    end function zarr_group_tree_json
+    function zarr_group_tree_text_level(group, level, out_text) bind(c, &
+        name="zarr_group_tree_text_level")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      integer(c_int32_t), value :: level
+      type(c_ptr), intent(out), optional :: out_text
+      integer(c_int32_t) :: zarr_group_tree_text_level
+    end function zarr_group_tree_text_level
+    function zarr_group_tree_json_level(group, level, out_json) bind(c, &
+        name="zarr_group_tree_json_level")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: group
+      integer(c_int32_t), value :: level
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_group_tree_json_level
+    end function zarr_group_tree_json_level
+    function zarr_array_create(store, path, zarray_json, out_array) bind(c, &
+        name="zarr_array_create")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      character(kind=c_char), intent(in), optional :: zarray_json(*)
+      type(c_ptr), intent(out), optional :: out_array
+      integer(c_int32_t) :: zarr_array_create
+    end function zarr_array_create
+    function zarr_array_create_mode(store, path, zarray_json, mode, out_array) bind(c, &
+        name="zarr_array_create_mode")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      character(kind=c_char), intent(in), optional :: zarray_json(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out), optional :: out_array
+      integer(c_int32_t) :: zarr_array_create_mode
+    end function zarr_array_create_mode
+    function zarr_array_open(store, path, out_array) bind(c, name="zarr_array_open")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      type(c_ptr), intent(out), optional :: out_array
+      integer(c_int32_t) :: zarr_array_open
+    end function zarr_array_open
+    function zarr_array_view(array, overrides_json, out_array) bind(c, name="zarr_array_view")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: overrides_json(*)
+      type(c_ptr), intent(out), optional :: out_array
+      integer(c_int32_t) :: zarr_array_view
+    end function zarr_array_view
+    function zarr_array_astype(array, dtype, out_array) bind(c, name="zarr_array_astype")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: dtype(*)
+      type(c_ptr), intent(out), optional :: out_array
+      integer(c_int32_t) :: zarr_array_astype
+    end function zarr_array_astype
+    function zarr_array_close(array) bind(c, name="zarr_array_close")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      integer(c_int32_t) :: zarr_array_close
+    end function zarr_array_close
+    function zarr_array_ndim(array, out_ndim) bind(c, name="zarr_array_ndim")
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out), optional :: out_ndim
+      integer(c_int32_t) :: zarr_array_ndim
+    end function zarr_array_ndim
+    function zarr_array_shape(array, ndim, out_shape) bind(c, name="zarr_array_shape")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out), optional :: out_shape(*)
+      integer(c_int32_t) :: zarr_array_shape
+    end function zarr_array_shape
+    function zarr_array_chunks(array, ndim, out_chunks) bind(c, name="zarr_array_chunks")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out), optional :: out_chunks(*)
+      integer(c_int32_t) :: zarr_array_chunks
+    end function zarr_array_chunks
+    function zarr_array_inner_chunks(array, ndim, out_chunks) bind(c, &
+        name="zarr_array_inner_chunks")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out), optional :: out_chunks(*)
+      integer(c_int32_t) :: zarr_array_inner_chunks
+    end function zarr_array_inner_chunks
+    function zarr_array_zarr_format(array, out_format) bind(c, name="zarr_array_zarr_format")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out), optional :: out_format
+      integer(c_int32_t) :: zarr_array_zarr_format
+    end function zarr_array_zarr_format
+    function zarr_array_dimension_names(array, out_json) bind(c, &
+        name="zarr_array_dimension_names")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_dimension_names
+    end function zarr_array_dimension_names
+    function zarr_array_fill_value(array, out, out_size, out_is_set) bind(c, &
+        name="zarr_array_fill_value")
+      import :: c_bool, c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      logical(c_bool), intent(out), optional :: out_is_set
+      integer(c_int32_t) :: zarr_array_fill_value
+    end function zarr_array_fill_value
+    function zarr_array_order(array, out_order) bind(c, name="zarr_array_order")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out), optional :: out_order
+      integer(c_int32_t) :: zarr_array_order
+    end function zarr_array_order
+    function zarr_array_compressor_json(array, out_json) bind(c, &
+        name="zarr_array_compressor_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_compressor_json
+    end function zarr_array_compressor_json
+    function zarr_array_filters_json(array, out_json) bind(c, name="zarr_array_filters_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_filters_json
+    end function zarr_array_filters_json
+    function zarr_array_metadata_json(array, out_json) bind(c, name="zarr_array_metadata_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_metadata_json
+    end function zarr_array_metadata_json
+    function zarr_array_attrs_get(array, out_json) bind(c, name="zarr_array_attrs_get")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_attrs_get
+    end function zarr_array_attrs_get
+    function zarr_array_attrs_set(array, attrs_json) bind(c, name="zarr_array_attrs_set")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: attrs_json(*)
+      integer(c_int32_t) :: zarr_array_attrs_set
+    end function zarr_array_attrs_set
+    function zarr_array_attrs_update(array, changes_json) bind(c, name="zarr_array_attrs_update")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: changes_json(*)
+      integer(c_int32_t) :: zarr_array_attrs_update
+    end function zarr_array_attrs_update
+    function zarr_array_attrs_delete(array, name) bind(c, name="zarr_array_attrs_delete")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: name(*)
+      integer(c_int32_t) :: zarr_array_attrs_delete
+    end function zarr_array_attrs_delete
+    function zarr_array_read(array, ndim, start, count, out, out_size) bind(c, &
+        name="zarr_array_read")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read
+    end function zarr_array_read
+    function zarr_array_write(array, ndim, start, count, data, data_size) bind(c, &
+        name="zarr_array_write")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write
+    end function zarr_array_write
+    function zarr_array_resize(array, ndim, new_shape) bind(c, name="zarr_array_resize")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: new_shape(*)
+      integer(c_int32_t) :: zarr_array_resize
+    end function zarr_array_resize
+    function zarr_array_append(array, axis, count, data, data_size) bind(c, &
+        name="zarr_array_append")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: axis
+      integer(c_int64_t), value :: count
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_append
+    end function zarr_array_append
+    function zarr_array_append_vlen(array, axis, count, offsets, noffsets, data, &
+        data_size) bind(c, name="zarr_array_append_vlen")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: axis
+      integer(c_int64_t), value :: count
+      integer(c_int64_t), intent(in), optional :: offsets(*)
+      integer(c_size_t), value :: noffsets
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_append_vlen
+    end function zarr_array_append_vlen
+    function zarr_array_read_strided(array, ndim, start, count, step, buffer_strides, out, &
+        out_size) bind(c, name="zarr_array_read_strided")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      integer(c_int64_t), intent(in), optional :: step(*)
+      integer(c_int64_t), intent(in), optional :: buffer_strides(*)
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read_strided
+    end function zarr_array_read_strided
+    function zarr_array_write_strided(array, ndim, start, count, step, buffer_strides, data, &
+        data_size) bind(c, name="zarr_array_write_strided")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      integer(c_int64_t), intent(in), optional :: step(*)
+      integer(c_int64_t), intent(in), optional :: buffer_strides(*)
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_strided
+    end function zarr_array_write_strided
+    function zarr_array_read_orthogonal(array, ndim, selection, buffer_strides, out, &
+        out_size) bind(c, name="zarr_array_read_orthogonal")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t, zarr_dim_selection
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      type(zarr_dim_selection), intent(in), optional :: selection(*)
+      integer(c_int64_t), intent(in), optional :: buffer_strides(*)
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read_orthogonal
+    end function zarr_array_read_orthogonal
+    function zarr_array_write_orthogonal(array, ndim, selection, buffer_strides, data, &
+        data_size) bind(c, name="zarr_array_write_orthogonal")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t, zarr_dim_selection
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      type(zarr_dim_selection), intent(in), optional :: selection(*)
+      integer(c_int64_t), intent(in), optional :: buffer_strides(*)
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_orthogonal
+    end function zarr_array_write_orthogonal
+    function zarr_array_read_points(array, ndim, npoints, coords, out, out_size) bind(c, &
+        name="zarr_array_read_points")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), value :: npoints
+      integer(c_int64_t), intent(in), optional :: coords(*)
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read_points
+    end function zarr_array_read_points
+    function zarr_array_write_points(array, ndim, npoints, coords, data, data_size) bind(c, &
+        name="zarr_array_write_points")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), value :: npoints
+      integer(c_int64_t), intent(in), optional :: coords(*)
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_points
+    end function zarr_array_write_points
+    function zarr_array_read_mask(array, mask, mask_size, out, out_size) bind(c, &
+        name="zarr_array_read_mask")
+      import :: c_int32_t, c_int8_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int8_t), intent(in), optional :: mask(*)
+      integer(c_size_t), value :: mask_size
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read_mask
+    end function zarr_array_read_mask
+    function zarr_array_write_mask(array, mask, mask_size, data, data_size) bind(c, &
+        name="zarr_array_write_mask")
+      import :: c_int32_t, c_int8_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int8_t), intent(in), optional :: mask(*)
+      integer(c_size_t), value :: mask_size
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_mask
+    end function zarr_array_write_mask
+    function zarr_array_block_box(array, ndim, block_start, block_count, out_start, &
+        out_count) bind(c, name="zarr_array_block_box")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: block_start(*)
+      integer(c_int64_t), intent(in), optional :: block_count(*)
+      integer(c_int64_t), intent(out), optional :: out_start(*)
+      integer(c_int64_t), intent(out), optional :: out_count(*)
+      integer(c_int32_t) :: zarr_array_block_box
+    end function zarr_array_block_box
+    function zarr_array_selection_size(array, selection, out_items, out_bytes) bind(c, &
+        name="zarr_array_selection_size")
+      import :: c_int32_t, c_ptr, c_size_t, zarr_selection
+      type(c_ptr), value :: array
+      type(zarr_selection), intent(in), optional :: selection
+      integer(c_size_t), intent(out), optional :: out_items
+      integer(c_size_t), intent(out), optional :: out_bytes
+      integer(c_int32_t) :: zarr_array_selection_size
+    end function zarr_array_selection_size
+    function zarr_array_object_codec(array, out_json) bind(c, name="zarr_array_object_codec")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_object_codec
+    end function zarr_array_object_codec
+    function zarr_array_vlen_size(array, ndim, start, count, out_bytes) bind(c, &
+        name="zarr_array_vlen_size")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      integer(c_size_t), intent(out), optional :: out_bytes
+      integer(c_int32_t) :: zarr_array_vlen_size
+    end function zarr_array_vlen_size
+    function zarr_array_read_vlen(array, ndim, start, count, offsets, noffsets, data, &
+        data_size) bind(c, name="zarr_array_read_vlen")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      integer(c_int64_t), intent(inout), optional :: offsets(*)
+      integer(c_size_t), value :: noffsets
+      type(*), intent(inout), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_read_vlen
+    end function zarr_array_read_vlen
+    function zarr_array_write_vlen(array, ndim, start, count, offsets, noffsets, data, &
+        data_size) bind(c, name="zarr_array_write_vlen")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      integer(c_int64_t), intent(in), optional :: offsets(*)
+      integer(c_size_t), value :: noffsets
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_vlen
+    end function zarr_array_write_vlen
+    function zarr_array_read_vlen_selection(array, selection, offsets, noffsets, data, &
+        data_size) bind(c, name="zarr_array_read_vlen_selection")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t, zarr_selection
+      type(c_ptr), value :: array
+      type(zarr_selection), intent(in), optional :: selection
+      integer(c_int64_t), intent(inout), optional :: offsets(*)
+      integer(c_size_t), value :: noffsets
+      type(*), intent(inout), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_read_vlen_selection
+    end function zarr_array_read_vlen_selection
+    function zarr_array_write_vlen_selection(array, selection, offsets, noffsets, data, &
+        data_size) bind(c, name="zarr_array_write_vlen_selection")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t, zarr_selection
+      type(c_ptr), value :: array
+      type(zarr_selection), intent(in), optional :: selection
+      integer(c_int64_t), intent(in), optional :: offsets(*)
+      integer(c_size_t), value :: noffsets
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_vlen_selection
+    end function zarr_array_write_vlen_selection
+    function zarr_array_dtype(array, out_kind, out_itemsize) bind(c, name="zarr_array_dtype")
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out), optional :: out_kind
+      integer(c_size_t), intent(out), optional :: out_itemsize
+      integer(c_int32_t) :: zarr_array_dtype
+    end function zarr_array_dtype
+    function zarr_array_check_dtype(array, kind, itemsize) bind(c, name="zarr_array_check_dtype")
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: kind
+      integer(c_size_t), value :: itemsize
+      integer(c_int32_t) :: zarr_array_check_dtype
+    end function zarr_array_check_dtype
+    function zarr_array_dtype_string(array, out_typestr) bind(c, name="zarr_array_dtype_string")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_typestr
+      integer(c_int32_t) :: zarr_array_dtype_string
+    end function zarr_array_dtype_string
+    function zarr_array_time_unit(array, out_unit, out_multiple) bind(c, &
+        name="zarr_array_time_unit")
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_unit
+      integer(c_int64_t), intent(out), optional :: out_multiple
+      integer(c_int32_t) :: zarr_array_time_unit
+    end function zarr_array_time_unit
+    function zarr_array_field_count(array, out_count) bind(c, name="zarr_array_field_count")
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out), optional :: out_count
+      integer(c_int32_t) :: zarr_array_field_count
+    end function zarr_array_field_count
+    function zarr_array_field(array, index, out_name, out_typestr, out_offset, out_size, &
+        out_ndim) bind(c, name="zarr_array_field")
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: index
+      type(c_ptr), intent(out), optional :: out_name
+      type(c_ptr), intent(out), optional :: out_typestr
+      integer(c_size_t), intent(out), optional :: out_offset
+      integer(c_size_t), intent(out), optional :: out_size
+      integer(c_size_t), intent(out), optional :: out_ndim
+      integer(c_int32_t) :: zarr_array_field
+    end function zarr_array_field
+    function zarr_array_fields_json(array, out_json) bind(c, name="zarr_array_fields_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_fields_json
+    end function zarr_array_fields_json
+    function zarr_array_read_fields(array, ndim, start, count, fields, nfields, out, &
+        out_size) bind(c, name="zarr_array_read_fields")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      type(c_ptr), intent(in), optional :: fields(*)
+      integer(c_size_t), value :: nfields
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read_fields
+    end function zarr_array_read_fields
+    function zarr_array_write_fields(array, ndim, start, count, fields, nfields, data, &
+        data_size) bind(c, name="zarr_array_write_fields")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in), optional :: start(*)
+      integer(c_int64_t), intent(in), optional :: count(*)
+      type(c_ptr), intent(in), optional :: fields(*)
+      integer(c_size_t), value :: nfields
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_fields
+    end function zarr_array_write_fields
+    function zarr_array_read_fields_selection(array, selection, fields, nfields, out, &
+        out_size) bind(c, name="zarr_array_read_fields_selection")
+      import :: c_int32_t, c_ptr, c_size_t, zarr_selection
+      type(c_ptr), value :: array
+      type(zarr_selection), intent(in), optional :: selection
+      type(c_ptr), intent(in), optional :: fields(*)
+      integer(c_size_t), value :: nfields
+      type(*), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_int32_t) :: zarr_array_read_fields_selection
+    end function zarr_array_read_fields_selection
+    function zarr_array_write_fields_selection(array, selection, fields, nfields, data, &
+        data_size) bind(c, name="zarr_array_write_fields_selection")
+      import :: c_int32_t, c_ptr, c_size_t, zarr_selection
+      type(c_ptr), value :: array
+      type(zarr_selection), intent(in), optional :: selection
+      type(c_ptr), intent(in), optional :: fields(*)
+      integer(c_size_t), value :: nfields
+      type(*), intent(in), optional :: data(*)
+      integer(c_size_t), value :: data_size
+      integer(c_int32_t) :: zarr_array_write_fields_selection
+    end function zarr_array_write_fields_selection
+    function zarr_utf32_to_utf8(utf32, nchars, out, out_size, out_len) bind(c, &
+        name="zarr_utf32_to_utf8")
+      import :: c_char, c_int32_t, c_size_t
+      integer(c_int32_t), intent(in), optional :: utf32(*)
+      integer(c_size_t), value :: nchars
+      character(kind=c_char), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_size_t), intent(out), optional :: out_len
+      integer(c_int32_t) :: zarr_utf32_to_utf8
+    end function zarr_utf32_to_utf8
+    function zarr_utf8_to_utf32(utf8, utf8_len, out, nchars) bind(c, name="zarr_utf8_to_utf32")
+      import :: c_char, c_int32_t, c_size_t
+      character(kind=c_char), intent(in), optional :: utf8(*)
+      integer(c_size_t), value :: utf8_len
+      integer(c_int32_t), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: nchars
+      integer(c_int32_t) :: zarr_utf8_to_utf32
+    end function zarr_utf8_to_utf32
+    function zarr_store_node_kind(store, path, out_kind) bind(c, name="zarr_store_node_kind")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      integer(c_int32_t), intent(out), optional :: out_kind
+      integer(c_int32_t) :: zarr_store_node_kind
+    end function zarr_store_node_kind
+    function zarr_store_delete(store, path) bind(c, name="zarr_store_delete")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      integer(c_int32_t) :: zarr_store_delete
+    end function zarr_store_delete
+    function zarr_store_move(store, from, to) bind(c, name="zarr_store_move")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: from(*)
+      character(kind=c_char), intent(in), optional :: to(*)
+      integer(c_int32_t) :: zarr_store_move
+    end function zarr_store_move
+    function zarr_store_set_fill_value(store, path, fill_value_json) bind(c, &
+        name="zarr_store_set_fill_value")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      character(kind=c_char), intent(in), optional :: fill_value_json(*)
+      integer(c_int32_t) :: zarr_store_set_fill_value
+    end function zarr_store_set_fill_value
+    function zarr_array_info_json(array, out_json) bind(c, name="zarr_array_info_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_info_json
+    end function zarr_array_info_json
+    function zarr_array_info_text(array, out_text) bind(c, name="zarr_array_info_text")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_text
+      integer(c_int32_t) :: zarr_array_info_text
+    end function zarr_array_info_text
+    function zarr_array_digest(array, hashname, out, out_size, out_len) bind(c, &
+        name="zarr_array_digest")
+      import :: c_char, c_int32_t, c_int8_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: hashname(*)
+      integer(c_int8_t), intent(inout), optional :: out(*)
+      integer(c_size_t), value :: out_size
+      integer(c_size_t), intent(out), optional :: out_len
+      integer(c_int32_t) :: zarr_array_digest
+    end function zarr_array_digest
+    function zarr_array_hexdigest(array, hashname, out_hex) bind(c, name="zarr_array_hexdigest")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in), optional :: hashname(*)
+      type(c_ptr), intent(out), optional :: out_hex
+      integer(c_int32_t) :: zarr_array_hexdigest
+    end function zarr_array_hexdigest
+    function zarr_store_copy(src, src_path, dst, dst_path, progress, user_data) bind(c, &
+        name="zarr_store_copy")
+      import :: c_char, c_funptr, c_int32_t, c_ptr
+      type(c_ptr), value :: src
+      character(kind=c_char), intent(in), optional :: src_path(*)
+      type(c_ptr), value :: dst
+      character(kind=c_char), intent(in), optional :: dst_path(*)
+      type(c_funptr), value :: progress
+      type(c_ptr), value :: user_data
+      integer(c_int32_t) :: zarr_store_copy
+    end function zarr_store_copy
+    function zarr_array_copy_to(src, dst, dst_path, overrides_json, progress, user_data) bind(c, &
+        name="zarr_array_copy_to")
+      import :: c_char, c_funptr, c_int32_t, c_ptr
+      type(c_ptr), value :: src
+      type(c_ptr), value :: dst
+      character(kind=c_char), intent(in), optional :: dst_path(*)
+      character(kind=c_char), intent(in), optional :: overrides_json(*)
+      type(c_funptr), value :: progress
+      type(c_ptr), value :: user_data
+      integer(c_int32_t) :: zarr_array_copy_to
+    end function zarr_array_copy_to
+    function zarr_store_copy_options(src, src_path, dst, dst_path, options_json, log, progress, &
+        user_data, counts_out) bind(c, name="zarr_store_copy_options")
+      import :: c_char, c_funptr, c_int32_t, c_ptr, zarr_copy_counts
+      type(c_ptr), value :: src
+      character(kind=c_char), intent(in), optional :: src_path(*)
+      type(c_ptr), value :: dst
+      character(kind=c_char), intent(in), optional :: dst_path(*)
+      character(kind=c_char), intent(in), optional :: options_json(*)
+      type(c_funptr), value :: log
+      type(c_funptr), value :: progress
+      type(c_ptr), value :: user_data
+      type(zarr_copy_counts), intent(out), optional :: counts_out
+      integer(c_int32_t) :: zarr_store_copy_options
+    end function zarr_store_copy_options
+    function zarr_node_copy(src, src_path, dst, dst_path, options_json, log, progress, user_data, &
+        counts_out) bind(c, name="zarr_node_copy")
+      import :: c_char, c_funptr, c_int32_t, c_ptr, zarr_copy_counts
+      type(c_ptr), value :: src
+      character(kind=c_char), intent(in), optional :: src_path(*)
+      type(c_ptr), value :: dst
+      character(kind=c_char), intent(in), optional :: dst_path(*)
+      character(kind=c_char), intent(in), optional :: options_json(*)
+      type(c_funptr), value :: log
+      type(c_funptr), value :: progress
+      type(c_ptr), value :: user_data
+      type(zarr_copy_counts), intent(out), optional :: counts_out
+      integer(c_int32_t) :: zarr_node_copy
+    end function zarr_node_copy
+    function zarr_set_num_threads(threads) bind(c, name="zarr_set_num_threads")
+      import :: c_int32_t, c_size_t
+      integer(c_size_t), value :: threads
+      integer(c_int32_t) :: zarr_set_num_threads
+    end function zarr_set_num_threads
+    function zarr_num_threads(out_threads) bind(c, name="zarr_num_threads")
+      import :: c_int32_t, c_size_t
+      integer(c_size_t), intent(out), optional :: out_threads
+      integer(c_int32_t) :: zarr_num_threads
+    end function zarr_num_threads
+    function zarr_array_set_write_empty_chunks(array, write) bind(c, &
+        name="zarr_array_set_write_empty_chunks")
+      import :: c_bool, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      logical(c_bool), value :: write
+      integer(c_int32_t) :: zarr_array_set_write_empty_chunks
+    end function zarr_array_set_write_empty_chunks
+    function zarr_array_write_empty_chunks(array, out_write) bind(c, &
+        name="zarr_array_write_empty_chunks")
+      import :: c_bool, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      logical(c_bool), intent(out), optional :: out_write
+      integer(c_int32_t) :: zarr_array_write_empty_chunks
+    end function zarr_array_write_empty_chunks
+    function zarr_array_set_chunk_cache(array, max_bytes) bind(c, &
+        name="zarr_array_set_chunk_cache")
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: array
+      integer(c_int64_t), value :: max_bytes
+      integer(c_int32_t) :: zarr_array_set_chunk_cache
+    end function zarr_array_set_chunk_cache
+    function zarr_array_chunk_cache_stats(array, out_hits, out_misses, out_bytes) bind(c, &
+        name="zarr_array_chunk_cache_stats")
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: array
+      integer(c_int64_t), intent(out), optional :: out_hits
+      integer(c_int64_t), intent(out), optional :: out_misses
+      integer(c_int64_t), intent(out), optional :: out_bytes
+      integer(c_int32_t) :: zarr_array_chunk_cache_stats
+    end function zarr_array_chunk_cache_stats
+  end interface
+
+  ! Not bound (LEFT_OUT of scripts/generate-fortran.py):
+  !   ZARR_CHECK_VERSION: a function-like C macro; from Fortran,
+  !     zarr_check_version(ZARR_VERSION_NUMBER) is the same check
+
+  interface
     function c_strlen(text) bind(c, name="strlen") result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: text
       integer(c_size_t) :: n
     end function c_strlen
-    subroutine c_string_free(text) bind(c, name="zarr_string_free")
-      import :: c_ptr
-      type(c_ptr), value :: text
-    end subroutine c_string_free
-    function c_store_open(location, mode, store) bind(c, name="zarr_store_open") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      character(kind=c_char), intent(in) :: location(*)
-      integer(c_int32_t), value :: mode
-      type(c_ptr), intent(out) :: store
-      integer(c_int32_t) :: status
-    end function c_store_open
-    function c_store_close(store) bind(c, name="zarr_store_close") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: store
-      integer(c_int32_t) :: status
-    end function c_store_close
-    function c_group_create(store, path, group) bind(c, name="zarr_group_create") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), intent(out) :: group
-      integer(c_int32_t) :: status
-    end function c_group_create
-    function c_group_open(store, path, group) bind(c, name="zarr_group_open") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), intent(out) :: group
-      integer(c_int32_t) :: status
-    end function c_group_open
-    function c_group_close(group) bind(c, name="zarr_group_close") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: group
-      integer(c_int32_t) :: status
-    end function c_group_close
-    function c_array_create(store, path, json, array) bind(c, name="zarr_array_create") &
-        result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*), json(*)
-      type(c_ptr), intent(out) :: array
-      integer(c_int32_t) :: status
-    end function c_array_create
-    function c_array_open(store, path, array) bind(c, name="zarr_array_open") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), intent(out) :: array
-      integer(c_int32_t) :: status
-    end function c_array_open
-    function c_array_close(array) bind(c, name="zarr_array_close") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: array
-      integer(c_int32_t) :: status
-    end function c_array_close
-    function c_array_ndim(array, ndim) bind(c, name="zarr_array_ndim") result(status)
-      import :: c_ptr, c_int32_t, c_size_t
-      type(c_ptr), value :: array
-      integer(c_size_t), intent(out) :: ndim
-      integer(c_int32_t) :: status
-    end function c_array_ndim
-    function c_array_shape(array, ndim, shape) bind(c, name="zarr_array_shape") result(status)
-      import :: c_ptr, c_int32_t, c_size_t, c_int64_t
-      type(c_ptr), value :: array
-      integer(c_size_t), value :: ndim
-      integer(c_int64_t), intent(out) :: shape(*)
-      integer(c_int32_t) :: status
-    end function c_array_shape
-    function c_array_check_dtype(array, kind, itemsize) bind(c, name="zarr_array_check_dtype") &
-        result(status)
-      import :: c_ptr, c_int32_t, c_size_t
-      type(c_ptr), value :: array
-      integer(c_int32_t), value :: kind
-      integer(c_size_t), value :: itemsize
-      integer(c_int32_t) :: status
-    end function c_array_check_dtype
-    function c_array_read(array, ndim, start, count, values, nbytes) &
-        bind(c, name="zarr_array_read") result(status)
-      import :: c_ptr, c_int32_t, c_size_t, c_int64_t
-      type(c_ptr), value :: array
-      integer(c_size_t), value :: ndim
-      integer(c_int64_t), intent(in) :: start(*), count(*)
-      type(*), intent(inout) :: values(*)
-      integer(c_size_t), value :: nbytes
-      integer(c_int32_t) :: status
-    end function c_array_read
-    function c_array_write(array, ndim, start, count, values, nbytes) &
-        bind(c, name="zarr_array_write") result(status)
-      import :: c_ptr, c_int32_t, c_size_t, c_int64_t
-      type(c_ptr), value :: array
-      integer(c_size_t), value :: ndim
-      integer(c_int64_t), intent(in) :: start(*), count(*)
-      type(*), intent(in) :: values(*)
-      integer(c_size_t), value :: nbytes
-      integer(c_int32_t) :: status
-    end function c_array_write
-    function c_array_attrs_get(array, json) bind(c, name="zarr_array_attrs_get") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: array
-      type(c_ptr), intent(out) :: json
-      integer(c_int32_t) :: status
-    end function c_array_attrs_get
-    function c_array_attrs_set(array, json) bind(c, name="zarr_array_attrs_set") result(status)
-      import :: c_char, c_ptr, c_int32_t
-      type(c_ptr), value :: array
-      character(kind=c_char), intent(in) :: json(*)
-      integer(c_int32_t) :: status
-    end function c_array_attrs_set
-    function c_group_attrs_get(group, json) bind(c, name="zarr_group_attrs_get") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: group
-      type(c_ptr), intent(out) :: json
-      integer(c_int32_t) :: status
-    end function c_group_attrs_get
-    function c_group_attrs_set(group, json) bind(c, name="zarr_group_attrs_set") result(status)
-      import :: c_char, c_ptr, c_int32_t
-      type(c_ptr), value :: group
-      character(kind=c_char), intent(in) :: json(*)
-      integer(c_int32_t) :: status
-    end function c_group_attrs_set
   end interface
 
 contains
@@ -315,26 +1304,26 @@ contains
     type(c_ptr), intent(in) :: ptr
     character(:), allocatable :: text
     text = f_str(ptr)
-    call c_string_free(ptr)
+    call zarr_string_free(ptr)
   end function taken
 
   !> libzarr's version, e.g. "0.1.0".
   function zarr_version() result(version)
     character(:), allocatable :: version
-    version = f_str(c_version())
+    version = f_str(zarr_version_c())
   end function zarr_version
 
   !> What the last failed call of this thread said (libzarr's message), or "".
   function zarr_errmsg() result(message)
     character(:), allocatable :: message
-    message = f_str(c_last_error())
+    message = f_str(zarr_last_error())
   end function zarr_errmsg
 
   !> The name of a status, e.g. "ZARR_ERR_NOT_FOUND".
   function zarr_status_name(status) result(name)
     integer, intent(in) :: status
     character(:), allocatable :: name
-    name = f_str(c_status_name(int(status, c_int32_t)))
+    name = f_str(zarr_status_name_c(int(status, c_int32_t)))
   end function zarr_status_name
 
   !> Opens the store at `location` (a directory path, a .zip file, "memory:", s3://, gs://,
@@ -344,27 +1333,27 @@ contains
     integer, intent(in) :: mode
     type(zarr_store), intent(out) :: store
     integer :: status
-    status = c_store_open(c_str(location), int(mode, c_int32_t), store%handle)
+    status = zarr_store_open(c_str(location), int(mode, c_int32_t), store%handle)
   end function zarr_open_store
 
   function close_store(store) result(status)
     type(zarr_store), intent(inout) :: store
     integer :: status
-    status = c_store_close(store%handle)
+    status = zarr_store_close(store%handle)
     store%handle = c_null_ptr
   end function close_store
 
   function close_group(group) result(status)
     type(zarr_group), intent(inout) :: group
     integer :: status
-    status = c_group_close(group%handle)
+    status = zarr_group_close(group%handle)
     group%handle = c_null_ptr
   end function close_group
 
   function close_array(array) result(status)
     type(zarr_array), intent(inout) :: array
     integer :: status
-    status = c_array_close(array%handle)
+    status = zarr_array_close(array%handle)
     array%handle = c_null_ptr
   end function close_array
 
@@ -374,7 +1363,7 @@ contains
     character(*), intent(in) :: path
     type(zarr_group), intent(out) :: group
     integer :: status
-    status = c_group_create(store%handle, c_str(path), group%handle)
+    status = zarr_group_create(store%handle, c_str(path), group%handle)
   end function zarr_create_group
 
   !> Opens the group at `path`.
@@ -383,7 +1372,7 @@ contains
     character(*), intent(in) :: path
     type(zarr_group), intent(out) :: group
     integer :: status
-    status = c_group_open(store%handle, c_str(path), group%handle)
+    status = zarr_group_open(store%handle, c_str(path), group%handle)
   end function zarr_open_group
 
   !> Creates an array at `path` from a metadata document (`.zarray` or v3 `zarr.json` JSON, as
@@ -393,7 +1382,7 @@ contains
     character(*), intent(in) :: path, metadata
     type(zarr_array), intent(out) :: array
     integer :: status
-    status = c_array_create(store%handle, c_str(path), c_str(metadata), array%handle)
+    status = zarr_array_create(store%handle, c_str(path), c_str(metadata), array%handle)
   end function zarr_create_array
 
   !> Creates a Zarr v2 array at `path` of `shape` in `chunks` (both in Fortran order) and the
@@ -437,7 +1426,7 @@ contains
     character(*), intent(in) :: path
     type(zarr_array), intent(out) :: array
     integer :: status
-    status = c_array_open(store%handle, c_str(path), array%handle)
+    status = zarr_array_open(store%handle, c_str(path), array%handle)
   end function zarr_open_array
 
   !> The array's number of dimensions.
@@ -446,7 +1435,7 @@ contains
     integer, intent(out) :: ndims
     integer :: status
     integer(c_size_t) :: n
-    status = c_array_ndim(array%handle, n)
+    status = zarr_array_ndim(array%handle, n)
     ndims = int(n)
   end function zarr_ndims
 
@@ -457,10 +1446,10 @@ contains
     integer :: status
     integer(c_size_t) :: n
     integer(c_int64_t), allocatable :: dims(:)
-    status = c_array_ndim(array%handle, n)
+    status = zarr_array_ndim(array%handle, n)
     if (status /= ZARR_OK) return
     allocate (dims(n))
-    status = c_array_shape(array%handle, n, dims)
+    status = zarr_array_shape(array%handle, n, dims)
     if (status == ZARR_OK) shape = dims(n:1:-1)
   end function zarr_shape
 
@@ -469,7 +1458,7 @@ contains
     character(:), allocatable, intent(out) :: json
     integer :: status
     type(c_ptr) :: text
-    status = c_array_attrs_get(array%handle, text)
+    status = zarr_array_attrs_get(array%handle, text)
     if (status == ZARR_OK) json = taken(text)
   end function get_array_attrs
 
@@ -478,7 +1467,7 @@ contains
     character(:), allocatable, intent(out) :: json
     integer :: status
     type(c_ptr) :: text
-    status = c_group_attrs_get(group%handle, text)
+    status = zarr_group_attrs_get(group%handle, text)
     if (status == ZARR_OK) json = taken(text)
   end function get_group_attrs
 
@@ -486,14 +1475,14 @@ contains
     type(zarr_array), intent(in) :: array
     character(*), intent(in) :: json
     integer :: status
-    status = c_array_attrs_set(array%handle, c_str(json))
+    status = zarr_array_attrs_set(array%handle, c_str(json))
   end function put_array_attrs
 
   function put_group_attrs(group, json) result(status)
     type(zarr_group), intent(in) :: group
     character(*), intent(in) :: json
     integer :: status
-    status = c_group_attrs_set(group%handle, c_str(json))
+    status = zarr_group_attrs_set(group%handle, c_str(json))
   end function put_group_attrs
 
   !> The box libzarr reads or writes for a variable of `rank` and `extent` (Fortran order)
@@ -512,14 +1501,14 @@ contains
     integer :: status
     integer(c_size_t) :: ndim
     integer :: i, d
-    status = c_array_check_dtype(array%handle, kind, itemsize)
+    status = zarr_array_check_dtype(array%handle, kind, itemsize)
     if (status /= ZARR_OK) return
     if (present(count)) then
       ndim = size(count)
     else if (present(start)) then
       ndim = size(start)
     else
-      status = c_array_ndim(array%handle, ndim)
+      status = zarr_array_ndim(array%handle, ndim)
       if (status /= ZARR_OK) return
     end if
     allocate (cstart(ndim), ccount(ndim))
@@ -550,7 +1539,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int8_0
@@ -564,7 +1553,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_1
 
@@ -577,7 +1566,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_2
 
@@ -590,7 +1579,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_3
 
@@ -603,7 +1592,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_4
 
@@ -616,7 +1605,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_5
 
@@ -629,7 +1618,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_6
 
@@ -642,7 +1631,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_7
 
@@ -656,7 +1645,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int16_0
@@ -670,7 +1659,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_1
 
@@ -683,7 +1672,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_2
 
@@ -696,7 +1685,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_3
 
@@ -709,7 +1698,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_4
 
@@ -722,7 +1711,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_5
 
@@ -735,7 +1724,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_6
 
@@ -748,7 +1737,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_7
 
@@ -762,7 +1751,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int32_0
@@ -776,7 +1765,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_1
 
@@ -789,7 +1778,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_2
 
@@ -802,7 +1791,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_3
 
@@ -815,7 +1804,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_4
 
@@ -828,7 +1817,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_5
 
@@ -841,7 +1830,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_6
 
@@ -854,7 +1843,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_7
 
@@ -868,7 +1857,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_int64_0
@@ -882,7 +1871,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_1
 
@@ -895,7 +1884,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_2
 
@@ -908,7 +1897,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_3
 
@@ -921,7 +1910,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_4
 
@@ -934,7 +1923,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_5
 
@@ -947,7 +1936,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_6
 
@@ -960,7 +1949,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_7
 
@@ -974,7 +1963,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_real32_0
@@ -988,7 +1977,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_1
 
@@ -1001,7 +1990,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_2
 
@@ -1014,7 +2003,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_3
 
@@ -1027,7 +2016,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_4
 
@@ -1040,7 +2029,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_5
 
@@ -1053,7 +2042,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_6
 
@@ -1066,7 +2055,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_7
 
@@ -1080,7 +2069,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_real64_0
@@ -1094,7 +2083,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_1
 
@@ -1107,7 +2096,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_2
 
@@ -1120,7 +2109,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_3
 
@@ -1133,7 +2122,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_4
 
@@ -1146,7 +2135,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_5
 
@@ -1159,7 +2148,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_6
 
@@ -1172,7 +2161,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_7
 
@@ -1186,7 +2175,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_complex32_0
@@ -1200,7 +2189,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_1
 
@@ -1213,7 +2202,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_2
 
@@ -1226,7 +2215,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_3
 
@@ -1239,7 +2228,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_4
 
@@ -1252,7 +2241,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_5
 
@@ -1265,7 +2254,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_6
 
@@ -1278,7 +2267,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_7
 
@@ -1292,7 +2281,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_complex64_0
@@ -1306,7 +2295,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_1
 
@@ -1319,7 +2308,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_2
 
@@ -1332,7 +2321,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_3
 
@@ -1345,7 +2334,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_4
 
@@ -1358,7 +2347,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_5
 
@@ -1371,7 +2360,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_6
 
@@ -1384,7 +2373,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_7
 
@@ -1398,7 +2387,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
   end function get_logical_0
@@ -1412,7 +2401,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_1
 
@@ -1425,7 +2414,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_2
 
@@ -1438,7 +2427,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_3
 
@@ -1451,7 +2440,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_4
 
@@ -1464,7 +2453,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_5
 
@@ -1477,7 +2466,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_6
 
@@ -1490,7 +2479,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_read(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_7
 
@@ -1505,7 +2494,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int8_0
 
@@ -1518,7 +2507,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_1
 
@@ -1531,7 +2520,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_2
 
@@ -1544,7 +2533,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_3
 
@@ -1557,7 +2546,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_4
 
@@ -1570,7 +2559,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_5
 
@@ -1583,7 +2572,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_6
 
@@ -1596,7 +2585,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_7
 
@@ -1611,7 +2600,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int16_0
 
@@ -1624,7 +2613,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_1
 
@@ -1637,7 +2626,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_2
 
@@ -1650,7 +2639,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_3
 
@@ -1663,7 +2652,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_4
 
@@ -1676,7 +2665,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_5
 
@@ -1689,7 +2678,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_6
 
@@ -1702,7 +2691,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_7
 
@@ -1717,7 +2706,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int32_0
 
@@ -1730,7 +2719,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_1
 
@@ -1743,7 +2732,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_2
 
@@ -1756,7 +2745,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_3
 
@@ -1769,7 +2758,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_4
 
@@ -1782,7 +2771,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_5
 
@@ -1795,7 +2784,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_6
 
@@ -1808,7 +2797,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_7
 
@@ -1823,7 +2812,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int64_0
 
@@ -1836,7 +2825,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_1
 
@@ -1849,7 +2838,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_2
 
@@ -1862,7 +2851,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_3
 
@@ -1875,7 +2864,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_4
 
@@ -1888,7 +2877,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_5
 
@@ -1901,7 +2890,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_6
 
@@ -1914,7 +2903,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_7
 
@@ -1929,7 +2918,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_real32_0
 
@@ -1942,7 +2931,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_1
 
@@ -1955,7 +2944,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_2
 
@@ -1968,7 +2957,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_3
 
@@ -1981,7 +2970,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_4
 
@@ -1994,7 +2983,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_5
 
@@ -2007,7 +2996,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_6
 
@@ -2020,7 +3009,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_7
 
@@ -2035,7 +3024,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_real64_0
 
@@ -2048,7 +3037,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_1
 
@@ -2061,7 +3050,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_2
 
@@ -2074,7 +3063,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_3
 
@@ -2087,7 +3076,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_4
 
@@ -2100,7 +3089,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_5
 
@@ -2113,7 +3102,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_6
 
@@ -2126,7 +3115,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_7
 
@@ -2141,7 +3130,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_complex32_0
 
@@ -2154,7 +3143,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_1
 
@@ -2167,7 +3156,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_2
 
@@ -2180,7 +3169,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_3
 
@@ -2193,7 +3182,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_4
 
@@ -2206,7 +3195,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_5
 
@@ -2219,7 +3208,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_6
 
@@ -2232,7 +3221,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_7
 
@@ -2247,7 +3236,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_complex64_0
 
@@ -2260,7 +3249,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_1
 
@@ -2273,7 +3262,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_2
 
@@ -2286,7 +3275,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_3
 
@@ -2299,7 +3288,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_4
 
@@ -2312,7 +3301,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_5
 
@@ -2325,7 +3314,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_6
 
@@ -2338,7 +3327,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_7
 
@@ -2353,7 +3342,7 @@ contains
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
     status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_logical_0
 
@@ -2366,7 +3355,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_1
 
@@ -2379,7 +3368,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_2
 
@@ -2392,7 +3381,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_3
 
@@ -2405,7 +3394,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_4
 
@@ -2418,7 +3407,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_5
 
@@ -2431,7 +3420,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_6
 
@@ -2444,7 +3433,7 @@ contains
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
     status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
-    if (status == ZARR_OK) status = c_array_write(array%handle, size(cstart, kind=c_size_t), &
+    if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_7
 

@@ -1,21 +1,82 @@
 #!/usr/bin/env python3
 """Writes the Fortran module `fortran/zarr.f90` and its test of every kind and rank,
-`fortran/test_fortran_kinds.f90`, from the constants of `include/zarr.h`.
+`fortran/test_fortran_kinds.f90`, from `include/zarr.h`.
 
-The module's generic `zarr_get` and `zarr_put` have one specific procedure per kind and
-rank (9 kinds x ranks 0-7), each a few lines: the box (`box`, which checks the type) and
-one call of zarr_array_read or zarr_array_write, as
-netCDF-Fortran generates its `nf90_get_var` specifics. `--check` compares instead of
-writing and fails when a committed file is stale (scripts/test.sh runs it).
+Everything the module binds is read from the header (scripts/zarr_header.py parses it): every
+function becomes a public `bind(c)` interface of the same name, every `#define ZARR_* <integer>`
+an integer parameter, every struct a `bind(c)` derived type, and every function pointer type an
+abstract interface. C types become `iso_c_binding` kinds through one table (C_KINDS), and
+parameters become dummy arguments through the rules of `dummy` (pointers to outputs, arrays,
+buffers, strings, handles, callbacks); the few parameters those rules cannot tell apart are
+named in the tables below it. A function of the header that the rules cannot map and that
+LEFT_OUT does not list, with the reason, fails the generation (and so `--check` in CI).
+
+Hand-written here are only the Fortran-friendly wrappers of the module (HELPERS: strings,
+handles in derived types, Fortran order, status results) and the generic `zarr_get` and
+`zarr_put`, which have one specific procedure per kind and rank (9 kinds x ranks 0-7), each a
+few lines: the box (`box`, which checks the type) and one call of zarr_array_read or
+zarr_array_write, as netCDF-Fortran generates its `nf90_get_var` specifics. `--check` compares
+instead of writing and fails when a committed file is stale (scripts/test.sh runs it).
 """
 import re
 import sys
+import textwrap
 from pathlib import Path
+
+import zarr_header
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = ROOT / "fortran" / "zarr.f90"
 KINDS_TEST = ROOT / "fortran" / "test_fortran_kinds.f90"
 MAX_RANK = 7
+
+# C scalar type -> (Fortran type, iso_c_binding kind). Fortran has no unsigned integers: an
+# unsigned C integer is the signed kind of its width (same bits; values above huge() of the
+# kind read as negative).
+C_KINDS = {
+    "int8_t": ("integer", "c_int8_t"), "uint8_t": ("integer", "c_int8_t"),
+    "int16_t": ("integer", "c_int16_t"), "uint16_t": ("integer", "c_int16_t"),
+    "int32_t": ("integer", "c_int32_t"), "uint32_t": ("integer", "c_int32_t"),
+    "int64_t": ("integer", "c_int64_t"), "uint64_t": ("integer", "c_int64_t"),
+    "size_t": ("integer", "c_size_t"), "intptr_t": ("integer", "c_intptr_t"),
+    "ptrdiff_t": ("integer", "c_ptrdiff_t"), "int": ("integer", "c_int"),
+    "bool": ("logical", "c_bool"), "char": ("character", "c_char"),
+    "float": ("real", "c_float"), "double": ("real", "c_double"),
+}
+
+# What the header declares that the module does not bind, with the reason. The generator fails
+# on a function it cannot map unless it is listed here, and on a name listed here that the
+# header no longer declares.
+LEFT_OUT = {
+    "ZARR_CHECK_VERSION": "a function-like C macro; from Fortran, "
+                          "zarr_check_version(ZARR_VERSION_NUMBER) is the same check",
+}
+
+# C functions whose name Fortran has for something else: their bind(c) interface takes the
+# name given here. The generator fails on any other clash of names (Fortran ignores case).
+RENAMED = {
+    "zarr_version": "zarr_version_c",  # the module's zarr_version() returns a Fortran string
+    "zarr_status_name": "zarr_status_name_c",  # the same
+    "zarr_version_number": "zarr_version_number_c",  # the constant ZARR_VERSION_NUMBER
+}
+
+# Parameters the rules of `dummy` cannot tell apart. A non-const pointer to a number named
+# out_* is one value written (intent(out)) unless it is listed in ARRAY_OUTPUTS; one in a
+# function that also takes a count (`ndim`, `n...`) must be listed in one of the two tables.
+ARRAY_OUTPUTS = {
+    ("zarr_array_shape", "out_shape"), ("zarr_array_chunks", "out_chunks"),
+    ("zarr_array_inner_chunks", "out_chunks"),
+    ("zarr_array_block_box", "out_start"), ("zarr_array_block_box", "out_count"),
+}
+SCALAR_OUTPUTS = {
+    ("zarr_array_vlen_size", "out_bytes"), ("zarr_utf32_to_utf8", "out_len"),
+}
+# `void *` parameters passed through to callbacks (not buffers): type(c_ptr), value.
+OPAQUE_POINTERS = {"user_data", "sink"}
+# Structs passed by pointer as arrays (one per dimension), not as one value.
+ARRAY_STRUCTS = {"zarr_dim_selection"}
+# Parameters taking a pointer libzarr gave (not a buffer the caller fills).
+BY_VALUE = {("zarr_string_free", "s")}
 
 # (name in procedure names, Fortran type, ZARR_DTYPE_* kind, NumPy type string, test value of i)
 KINDS = [
@@ -33,14 +94,6 @@ KINDS = [
 ]
 
 
-def constants():
-    """The `#define ZARR_* <integer>` lines of zarr.h a Fortran program needs."""
-    header = (ROOT / "include" / "zarr.h").read_text()
-    wanted = re.compile(r"^#define (ZARR_(?:OK|ERR_\w+|MODE_\w+|OPEN_\w+|DTYPE_\w+|NODE_\w+"
-                        r"|VERSION_NUMBER)) (-?\d+)$", re.M)
-    return wanted.findall(header)
-
-
 def dims(rank):
     return "" if rank == 0 else "(" + ",".join(":" * rank) + ")"
 
@@ -48,7 +101,7 @@ def dims(rank):
 def specific(direction, kind, rank):
     name, ftype, dtype = kind[0], kind[1], kind[2]
     intent = "out" if direction == "get" else "in"
-    call = "c_array_read" if direction == "get" else "c_array_write"
+    call = "zarr_array_read" if direction == "get" else "zarr_array_write"
     lines = [f"  function {direction}_{name}_{rank}(array, values, start, count) result(status)",
              "    type(zarr_array), intent(in) :: array",
              f"    {ftype}, intent({intent}) :: values{dims(rank)}",
@@ -72,8 +125,281 @@ def specific(direction, kind, rank):
     return lines
 
 
+class MappingError(Exception):
+    pass
+
+
+def scalar(base, where):
+    """The Fortran type of the C scalar type `base`, and the iso_c_binding name it needs."""
+    if base not in C_KINDS:
+        raise MappingError(f"{where}: no Fortran kind for the C type `{base}` (add it to C_KINDS)")
+    ftype, kind = C_KINDS[base]
+    return (f"character(kind={kind})" if ftype == "character" else f"{ftype}({kind})"), {kind}
+
+
+def counted(function):
+    """Whether `function` takes a count by value (`ndim`, `npoints`, ...), next to which an
+    out_* pointer may be an array."""
+    return any(p.type.depth == 0 and p.type.fn is None and re.fullmatch(r"ndim|n[a-z]+", p.name)
+               for p in function.params)
+
+
+def dummy(header, function, p, callee=False):
+    """(declaration attributes, whether an array `(*)`, iso_c_binding and type names used) of the
+    dummy argument for parameter `p` of `function`: of a bind(c) interface libzarr implements,
+    or with `callee`, of a callback the program implements (every pointer but outputs and
+    structs a type(c_ptr) by value there: the callee converts what it uses)."""
+    t = header.resolve(p.type)
+    where = f"{function.name}: parameter `{p.name}` ({p.type})"
+    if t.fn is not None:
+        return "type(c_funptr), value", False, {"c_funptr"}  # c_funloc(proc) or c_null_funptr
+    k = header.kind(t.base)
+    if t.depth == 0:
+        if k == "scalar":
+            spec, used = scalar(t.base, where)
+            return spec + ", value", False, used
+        if k == "struct":
+            return f"type({t.base}), value", False, {t.base}
+        raise MappingError(f"{where}: a {k} by value")
+    out = p.name.startswith("out_") or p.name.endswith("_out")
+    if callee:
+        if t.depth == 1 and k == "struct" and t.const:
+            return f"type({t.base}), intent(in)", False, {t.base}
+        if t.depth == 1 and k == "scalar" and t.base != "char" and not t.const and out:
+            spec, used = scalar(t.base, where)
+            return spec + ", intent(out)", False, used
+        return "type(c_ptr), value", False, {"c_ptr"}
+    # Every pointer passed by reference is optional: an absent argument is NULL, which the
+    # header allows where it says so (and is ZARR_ERR_NULL_POINTER elsewhere).
+    opt = ", optional"
+    if (function.name, p.name) in BY_VALUE:
+        return "type(c_ptr), value", False, {"c_ptr"}
+    if t.depth >= 2:
+        inner = t.pointee()
+        if t.depth == 2 and inner.ptrs[-1]:  # T *const *: pointers read (c_loc of each)
+            return "type(c_ptr), intent(in)" + opt, True, {"c_ptr"}
+        if t.depth == 2:  # T **: a pointer written (a handle, a string to free)
+            return "type(c_ptr), intent(out)" + opt, False, {"c_ptr"}
+        raise MappingError(f"{where}: a pointer to a pointer to a pointer")
+    if k == "opaque":  # a handle
+        return "type(c_ptr), value", False, {"c_ptr"}
+    if k == "void":
+        if p.name in OPAQUE_POINTERS:
+            return "type(c_ptr), value", False, {"c_ptr"}
+        # A buffer of values of any type (an array: a scalar goes as [x] or x(1:1)).
+        return "type(*), intent(" + ("in" if t.const else "inout") + ")" + opt, True, set()
+    if k == "struct":
+        return (f"type({t.base}), intent(" + ("in" if t.const else "out") + ")" + opt,
+                t.base in ARRAY_STRUCTS, {t.base})
+    spec, used = scalar(t.base, where)
+    if t.base == "char":  # a NUL-terminated string read, or a buffer of characters written
+        return spec + ", intent(" + ("in" if t.const else "inout") + ")" + opt, True, used
+    if t.const:  # an input array (a single input would be passed by value)
+        return spec + ", intent(in)" + opt, True, used
+    if out:
+        key = (function.name, p.name)
+        if key not in ARRAY_OUTPUTS and key not in SCALAR_OUTPUTS and counted(function):
+            raise MappingError(f"{where}: one value or an array? Add it to ARRAY_OUTPUTS or "
+                               "SCALAR_OUTPUTS of scripts/generate-fortran.py")
+        return spec + ", intent(out)" + opt, key in ARRAY_OUTPUTS, used
+    return spec + ", intent(inout)" + opt, True, used  # an array written (offsets, out)
+
+
+def result(header, name, ret):
+    """(declaration of the function result, names used), or None for a subroutine."""
+    t = header.resolve(ret)
+    if t.fn is not None:
+        return "type(c_funptr)", {"c_funptr"}
+    if t.depth:
+        return "type(c_ptr)", {"c_ptr"}
+    k = header.kind(t.base)
+    if k == "void":
+        return None
+    if k == "struct":
+        return f"type({t.base})", {t.base}
+    if k == "scalar":
+        return scalar(t.base, f"{name}: result")
+    raise MappingError(f"{name}: returns a {k} by value")
+
+
+def wrap(text, indent, width=100):
+    """`text` (starting with `indent`) broken after commas into lines of at most `width`."""
+    lines, line = [], ""
+    for piece in re.split(r"(?<=, )", text):
+        if line and len(line) + len(piece) + 2 > width:
+            lines.append(line.rstrip() + " &")
+            line = indent + "    " + piece
+        else:
+            line += piece
+    return lines + [line]
+
+
+def procedure(header, function, fname, bind, callee=False):
+    """The interface body of `function` (a zarr_header.Function or one of a callback type), and
+    the names it imports."""
+    args = [p.name for p in function.params]
+    lowered = [a.lower() for a in args]
+    if len(set(lowered)) != len(lowered) or fname.lower() in lowered:
+        raise MappingError(f"{function.name}: parameter names that Fortran cannot tell apart")
+    res = result(header, function.name, function.ret)
+    word = "subroutine" if res is None else "function"
+    used, decls = set(), []
+    for p in function.params:
+        spec, array, names = dummy(header, function, p, callee)
+        used |= names
+        decls.append(f"      {spec} :: {p.name}{'(*)' if array else ''}")
+    if res is not None:
+        used |= res[1]
+        decls.append(f"      {res[0]} :: {fname}")
+    clash = used & {a.lower() for a in args}
+    if clash:
+        raise MappingError(f"{function.name}: a parameter is named as a type: {sorted(clash)}")
+    lines = wrap(f"    {word} {fname}({', '.join(args)}) {bind}", "    ")
+    if used:
+        lines += wrap("      import :: " + ", ".join(sorted(used)), "      ")
+    return lines + decls + [f"    end {word} {fname}"], used
+
+
+def component(header, struct, p):
+    """The declaration of member `p` of bind(c) type `struct`, zero by default as `{0}` in C."""
+    t = header.resolve(p.type)
+    if t.fn is not None:
+        return f"    type(c_funptr) :: {p.name} = c_null_funptr", {"c_funptr", "c_null_funptr"}
+    if t.depth:
+        return f"    type(c_ptr) :: {p.name} = c_null_ptr", {"c_ptr", "c_null_ptr"}
+    k = header.kind(t.base)
+    if k == "struct":
+        return f"    type({t.base}) :: {p.name}", set()
+    if k != "scalar":
+        raise MappingError(f"struct {struct}: member `{p.name}` is a {k}")
+    spec, used = scalar(t.base, f"struct {struct}: member `{p.name}`")
+    zero = {"integer": "0", "real": "0", "logical": ".false.", "character": "c_null_char"}
+    if spec.startswith("character"):
+        used = used | {"c_null_char"}
+    return f"    {spec} :: {p.name} = {zero[spec.split('(')[0]]}", used
+
+
+def check_tables(header):
+    """Fails on an entry of the tables above that names what the header no longer has."""
+    names = {f.name for f in header.functions} | set(header.macros)
+    for name in list(LEFT_OUT) + list(RENAMED):
+        if name not in names:
+            raise MappingError(f"LEFT_OUT or RENAMED names {name}, which zarr.h does not declare")
+    for fname, pname in ARRAY_OUTPUTS | SCALAR_OUTPUTS | BY_VALUE:
+        f = header.function(fname)
+        if f is None or pname not in [p.name for p in f.params]:
+            raise MappingError(f"a table of generate-fortran.py names {fname}({pname}), "
+                               "which zarr.h does not declare")
+
+
+def reason(name):
+    """The comment saying why `name` is not bound."""
+    return textwrap.wrap(f"{name}: {LEFT_OUT[name]}", 96, initial_indent="  !   ",
+                         subsequent_indent="  !     ")
+
+
+def bindings(header):
+    """The generated parts of the module: constants, bind(c) types, abstract interfaces,
+    interfaces, the public names, the names defined and the iso_c_binding names used."""
+    check_tables(header)
+    for name in header.macros:
+        if name not in LEFT_OUT:
+            raise MappingError(f"zarr.h defines the macro {name}, which is neither bound nor in "
+                               "LEFT_OUT of scripts/generate-fortran.py")
+    used, defined = set(), {}
+
+    def define(name, what):
+        if name.lower() in defined:
+            raise MappingError(f"{what} {name}: the name of {defined[name.lower()]} in Fortran")
+        defined[name.lower()] = f"{what} {name}"
+
+    constants = []
+    for name, value in header.constants:
+        define(name, "the constant")
+        kind = "integer" if -2**31 <= value < 2**31 else "integer(c_int64_t)"
+        constants.append(f"  integer, parameter, public :: {name} = {value}"
+                         if kind == "integer" else
+                         f"  {kind}, parameter, public :: {name} = {value}_c_int64_t")
+        if kind != "integer":
+            used.add("c_int64_t")
+    types = []
+    for name, members in header.structs.items():
+        define(name, "the struct")
+        types += [f"  !> struct {name} of zarr.h (zero by default, as {{0}} in C).",
+                  f"  type, bind(c), public :: {name}"]
+        for m in members:
+            line, names = component(header, name, m)
+            types.append(line)
+            used |= names
+        types += [f"  end type {name}", ""]
+    # Callbacks the program implements: the function pointer types, and the members of structs.
+    callbacks = [(name, zarr_header.Function(name, sig.ret, sig.params))
+                 for name, sig in header.fntypes.items()]
+    for sname, members in header.structs.items():
+        for m in members:
+            if m.type.fn is not None:
+                callbacks.append((f"{sname}_{m.name}_fn",
+                                  zarr_header.Function(f"{sname}.{m.name}", m.type.fn.ret,
+                                                       m.type.fn.params)))
+    abstract = []
+    for name, fn in callbacks:
+        define(name, "the callback type")
+        lines, names = procedure(header, fn, name, "bind(c)", callee=True)
+        abstract += lines
+        used |= names
+    interfaces, public, left_out = [], [], []
+    for f in header.functions:
+        if f.name in LEFT_OUT:
+            left_out += reason(f.name)
+            continue
+        fname = RENAMED.get(f.name, f.name)
+        define(fname, "the function")
+        try:
+            if f.variadic:
+                raise MappingError(f"{f.name} is variadic, which Fortran cannot call")
+            lines, names = procedure(header, f, fname, f'bind(c, name="{f.name}")')
+        except (MappingError, zarr_header.HeaderError) as e:
+            raise MappingError(f"{e}\n  (map it in scripts/generate-fortran.py, or list "
+                               f"{f.name} in its LEFT_OUT with the reason)") from None
+        interfaces += lines
+        used |= names
+        public.append(fname)
+    for name in LEFT_OUT:
+        if name in header.macros:
+            left_out += reason(name)
+    return {"constants": constants, "types": types, "abstract": abstract,
+            "interfaces": interfaces, "public": [n for n, _ in callbacks] + public,
+            "left_out": left_out, "defined": defined,
+            "c_names": {n for n in used if n.startswith("c_")}}
+
+
+# The public names of the module's Fortran-friendly procedures (hand-written in HELPERS).
+WRAPPERS = ["zarr_version", "zarr_errmsg", "zarr_status_name", "zarr_open_store", "zarr_close",
+            "zarr_create_group", "zarr_open_group", "zarr_create_array", "zarr_create",
+            "zarr_open_array", "zarr_ndims", "zarr_shape", "zarr_get", "zarr_put",
+            "zarr_get_attrs", "zarr_put_attrs"]
+# What the wrappers use of iso_c_binding.
+WRAPPER_C_NAMES = {"c_ptr", "c_null_ptr", "c_char", "c_int32_t", "c_int64_t", "c_size_t",
+                   "c_null_char", "c_associated", "c_f_pointer", "c_bool"}
+
+
+def public_lines(names):
+    return wrap("  public :: " + ", ".join(names), "  ")
+
+
 def module():
+    header = zarr_header.parse()
+    gen = bindings(header)
+    specifics = [f"{d}_{k[0]}_{r}" for d in ("get", "put") for k in KINDS for r in range(MAX_RANK + 1)]
+    own = (WRAPPERS + ["zarr_store", "zarr_group", "zarr_array", "c_strlen"] + specifics
+           + re.findall(r"^  (?:pure )?(?:function|subroutine) (\w+)", HELPERS, re.M))
+    for name in own:
+        if name.lower() in gen["defined"]:
+            raise MappingError(f"{name} of the module's wrappers is also {gen['defined'][name.lower()]}"
+                               " of zarr.h: add it to RENAMED of scripts/generate-fortran.py")
     names = [f"{k[0]}_{r}" for k in KINDS for r in range(MAX_RANK + 1)]
+    renamed = ", ".join(RENAMED.values())
+    c_names = sorted(gen["c_names"] | WRAPPER_C_NAMES)
     out = ["! Generated by scripts/generate-fortran.py from include/zarr.h: do not edit.",
            "!",
            "! libzarr for Fortran: `use zarr`. Every function returns a status, ZARR_OK (0) or a",
@@ -83,17 +409,25 @@ def module():
            "! shape [nz, ny, nx] (C order). Shapes, chunk shapes, starts and counts are given and",
            "! returned in Fortran order and starts are 1-based; the module reverses them at the",
            "! boundary, and no value is ever transposed or copied on the way.",
-           "module zarr",
-           "  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_char, c_int32_t, &",
-           "    c_int64_t, c_size_t, c_null_char, c_associated, c_f_pointer, c_bool",
-           "  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64",
-           "  implicit none",
-           "  private",
-           ""]
-    for name, value in constants():
-        out.append(f"  integer, parameter, public :: {name} = {value}")
-    out += ["",
-            "  !> A store: a directory, a zip file, memory or a URL (zarr_open_store).",
+           "!"] + ["! " + line for line in textwrap.wrap(
+               "The whole C API is here too, as in zarr.h: every function is a bind(c) interface "
+               f"of its C name (but {renamed}: names Fortran has for others), every ZARR_* "
+               "constant an integer parameter, every struct a bind(c) type of its name (zero by "
+               "default), every callback type an abstract interface. There, handles, strings "
+               "returned (char **, to free with zarr_string_free) and callback data are "
+               "type(c_ptr); strings passed are NUL-terminated character(kind=c_char) (text // "
+               "c_null_char); callbacks are type(c_funptr) (c_funloc of a bind(c) procedure, or "
+               "c_null_funptr); unsigned integers are the signed kind of their width; pointer "
+               "arguments are optional (an absent one is NULL); shapes and indices are in C "
+               "order and 0-based.", 90)] + [
+           "module zarr"]
+    out += wrap("  use, intrinsic :: iso_c_binding, only: " + ", ".join(c_names), "  ")
+    out += ["  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64",
+            "  implicit none",
+            "  private",
+            ""]
+    out += gen["constants"] + [""] + gen["types"]
+    out += ["  !> A store: a directory, a zip file, memory or a URL (zarr_open_store).",
             "  type, public :: zarr_store",
             "    private",
             "    type(c_ptr) :: handle = c_null_ptr",
@@ -111,11 +445,11 @@ def module():
             "    type(c_ptr) :: handle = c_null_ptr",
             "  end type zarr_array",
             "",
-            "  public :: zarr_version, zarr_errmsg, zarr_status_name, zarr_open_store, zarr_close",
-            "  public :: zarr_create_group, zarr_open_group, zarr_create_array, zarr_create",
-            "  public :: zarr_open_array, zarr_ndims, zarr_shape, zarr_get, zarr_put",
-            "  public :: zarr_get_attrs, zarr_put_attrs",
-            "",
+            ""]
+    out += public_lines(WRAPPERS)
+    out += ["", "  ! The C API (zarr.h): its callback types, then its functions."]
+    out += public_lines(gen["public"])
+    out += ["",
             "  !> Closes a store, group or array handle (a closed or never opened one is a no-op).",
             "  interface zarr_close",
             "    module procedure close_store, close_group, close_array",
@@ -142,7 +476,13 @@ def module():
             lead = "    module procedure " if i == 0 else "      "
             out.append(f"{lead}{chunk}{more}")
         out += [f"  end interface zarr_{direction}", ""]
-    out += C_INTERFACES.splitlines() + ["", "contains", ""] + HELPERS.splitlines() + [""]
+    out += ["  !> The callbacks of zarr.h, as the program implements them (a bind(c) procedure passed",
+            "  !> as c_funloc(proc)): pointers are type(c_ptr), but outputs and structs.",
+            "  abstract interface"] + gen["abstract"] + ["  end interface", ""]
+    out += ["  !> The functions of zarr.h.", "  interface"] + gen["interfaces"] + ["  end interface", ""]
+    if gen["left_out"]:
+        out += ["  ! Not bound (LEFT_OUT of scripts/generate-fortran.py):"] + gen["left_out"] + [""]
+    out += LIBC.splitlines() + ["", "contains", ""] + HELPERS.splitlines() + [""]
     for direction in ("get", "put"):
         for kind in KINDS:
             for rank in range(MAX_RANK + 1):
@@ -151,145 +491,13 @@ def module():
     return "\n".join(out) + "\n"
 
 
-C_INTERFACES = """  interface
-    function c_version() bind(c, name="zarr_version") result(text)
-      import :: c_ptr
-      type(c_ptr) :: text
-    end function c_version
-    function c_last_error() bind(c, name="zarr_last_error") result(text)
-      import :: c_ptr
-      type(c_ptr) :: text
-    end function c_last_error
-    function c_status_name(status) bind(c, name="zarr_status_name") result(text)
-      import :: c_ptr, c_int32_t
-      integer(c_int32_t), value :: status
-      type(c_ptr) :: text
-    end function c_status_name
+# Of the C library, for the wrappers' strings (private).
+LIBC = """  interface
     function c_strlen(text) bind(c, name="strlen") result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: text
       integer(c_size_t) :: n
     end function c_strlen
-    subroutine c_string_free(text) bind(c, name="zarr_string_free")
-      import :: c_ptr
-      type(c_ptr), value :: text
-    end subroutine c_string_free
-    function c_store_open(location, mode, store) bind(c, name="zarr_store_open") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      character(kind=c_char), intent(in) :: location(*)
-      integer(c_int32_t), value :: mode
-      type(c_ptr), intent(out) :: store
-      integer(c_int32_t) :: status
-    end function c_store_open
-    function c_store_close(store) bind(c, name="zarr_store_close") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: store
-      integer(c_int32_t) :: status
-    end function c_store_close
-    function c_group_create(store, path, group) bind(c, name="zarr_group_create") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), intent(out) :: group
-      integer(c_int32_t) :: status
-    end function c_group_create
-    function c_group_open(store, path, group) bind(c, name="zarr_group_open") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), intent(out) :: group
-      integer(c_int32_t) :: status
-    end function c_group_open
-    function c_group_close(group) bind(c, name="zarr_group_close") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: group
-      integer(c_int32_t) :: status
-    end function c_group_close
-    function c_array_create(store, path, json, array) bind(c, name="zarr_array_create") &
-        result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*), json(*)
-      type(c_ptr), intent(out) :: array
-      integer(c_int32_t) :: status
-    end function c_array_create
-    function c_array_open(store, path, array) bind(c, name="zarr_array_open") result(status)
-      import :: c_char, c_int32_t, c_ptr
-      type(c_ptr), value :: store
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), intent(out) :: array
-      integer(c_int32_t) :: status
-    end function c_array_open
-    function c_array_close(array) bind(c, name="zarr_array_close") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: array
-      integer(c_int32_t) :: status
-    end function c_array_close
-    function c_array_ndim(array, ndim) bind(c, name="zarr_array_ndim") result(status)
-      import :: c_ptr, c_int32_t, c_size_t
-      type(c_ptr), value :: array
-      integer(c_size_t), intent(out) :: ndim
-      integer(c_int32_t) :: status
-    end function c_array_ndim
-    function c_array_shape(array, ndim, shape) bind(c, name="zarr_array_shape") result(status)
-      import :: c_ptr, c_int32_t, c_size_t, c_int64_t
-      type(c_ptr), value :: array
-      integer(c_size_t), value :: ndim
-      integer(c_int64_t), intent(out) :: shape(*)
-      integer(c_int32_t) :: status
-    end function c_array_shape
-    function c_array_check_dtype(array, kind, itemsize) bind(c, name="zarr_array_check_dtype") &
-        result(status)
-      import :: c_ptr, c_int32_t, c_size_t
-      type(c_ptr), value :: array
-      integer(c_int32_t), value :: kind
-      integer(c_size_t), value :: itemsize
-      integer(c_int32_t) :: status
-    end function c_array_check_dtype
-    function c_array_read(array, ndim, start, count, values, nbytes) &
-        bind(c, name="zarr_array_read") result(status)
-      import :: c_ptr, c_int32_t, c_size_t, c_int64_t
-      type(c_ptr), value :: array
-      integer(c_size_t), value :: ndim
-      integer(c_int64_t), intent(in) :: start(*), count(*)
-      type(*), intent(inout) :: values(*)
-      integer(c_size_t), value :: nbytes
-      integer(c_int32_t) :: status
-    end function c_array_read
-    function c_array_write(array, ndim, start, count, values, nbytes) &
-        bind(c, name="zarr_array_write") result(status)
-      import :: c_ptr, c_int32_t, c_size_t, c_int64_t
-      type(c_ptr), value :: array
-      integer(c_size_t), value :: ndim
-      integer(c_int64_t), intent(in) :: start(*), count(*)
-      type(*), intent(in) :: values(*)
-      integer(c_size_t), value :: nbytes
-      integer(c_int32_t) :: status
-    end function c_array_write
-    function c_array_attrs_get(array, json) bind(c, name="zarr_array_attrs_get") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: array
-      type(c_ptr), intent(out) :: json
-      integer(c_int32_t) :: status
-    end function c_array_attrs_get
-    function c_array_attrs_set(array, json) bind(c, name="zarr_array_attrs_set") result(status)
-      import :: c_char, c_ptr, c_int32_t
-      type(c_ptr), value :: array
-      character(kind=c_char), intent(in) :: json(*)
-      integer(c_int32_t) :: status
-    end function c_array_attrs_set
-    function c_group_attrs_get(group, json) bind(c, name="zarr_group_attrs_get") result(status)
-      import :: c_ptr, c_int32_t
-      type(c_ptr), value :: group
-      type(c_ptr), intent(out) :: json
-      integer(c_int32_t) :: status
-    end function c_group_attrs_get
-    function c_group_attrs_set(group, json) bind(c, name="zarr_group_attrs_set") result(status)
-      import :: c_char, c_ptr, c_int32_t
-      type(c_ptr), value :: group
-      character(kind=c_char), intent(in) :: json(*)
-      integer(c_int32_t) :: status
-    end function c_group_attrs_set
   end interface"""
 
 HELPERS = """  !> `text` as a NUL-terminated C string.
@@ -322,26 +530,26 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     type(c_ptr), intent(in) :: ptr
     character(:), allocatable :: text
     text = f_str(ptr)
-    call c_string_free(ptr)
+    call zarr_string_free(ptr)
   end function taken
 
   !> libzarr's version, e.g. "0.1.0".
   function zarr_version() result(version)
     character(:), allocatable :: version
-    version = f_str(c_version())
+    version = f_str(zarr_version_c())
   end function zarr_version
 
   !> What the last failed call of this thread said (libzarr's message), or "".
   function zarr_errmsg() result(message)
     character(:), allocatable :: message
-    message = f_str(c_last_error())
+    message = f_str(zarr_last_error())
   end function zarr_errmsg
 
   !> The name of a status, e.g. "ZARR_ERR_NOT_FOUND".
   function zarr_status_name(status) result(name)
     integer, intent(in) :: status
     character(:), allocatable :: name
-    name = f_str(c_status_name(int(status, c_int32_t)))
+    name = f_str(zarr_status_name_c(int(status, c_int32_t)))
   end function zarr_status_name
 
   !> Opens the store at `location` (a directory path, a .zip file, "memory:", s3://, gs://,
@@ -351,27 +559,27 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     integer, intent(in) :: mode
     type(zarr_store), intent(out) :: store
     integer :: status
-    status = c_store_open(c_str(location), int(mode, c_int32_t), store%handle)
+    status = zarr_store_open(c_str(location), int(mode, c_int32_t), store%handle)
   end function zarr_open_store
 
   function close_store(store) result(status)
     type(zarr_store), intent(inout) :: store
     integer :: status
-    status = c_store_close(store%handle)
+    status = zarr_store_close(store%handle)
     store%handle = c_null_ptr
   end function close_store
 
   function close_group(group) result(status)
     type(zarr_group), intent(inout) :: group
     integer :: status
-    status = c_group_close(group%handle)
+    status = zarr_group_close(group%handle)
     group%handle = c_null_ptr
   end function close_group
 
   function close_array(array) result(status)
     type(zarr_array), intent(inout) :: array
     integer :: status
-    status = c_array_close(array%handle)
+    status = zarr_array_close(array%handle)
     array%handle = c_null_ptr
   end function close_array
 
@@ -381,7 +589,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     character(*), intent(in) :: path
     type(zarr_group), intent(out) :: group
     integer :: status
-    status = c_group_create(store%handle, c_str(path), group%handle)
+    status = zarr_group_create(store%handle, c_str(path), group%handle)
   end function zarr_create_group
 
   !> Opens the group at `path`.
@@ -390,7 +598,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     character(*), intent(in) :: path
     type(zarr_group), intent(out) :: group
     integer :: status
-    status = c_group_open(store%handle, c_str(path), group%handle)
+    status = zarr_group_open(store%handle, c_str(path), group%handle)
   end function zarr_open_group
 
   !> Creates an array at `path` from a metadata document (`.zarray` or v3 `zarr.json` JSON, as
@@ -400,7 +608,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     character(*), intent(in) :: path, metadata
     type(zarr_array), intent(out) :: array
     integer :: status
-    status = c_array_create(store%handle, c_str(path), c_str(metadata), array%handle)
+    status = zarr_array_create(store%handle, c_str(path), c_str(metadata), array%handle)
   end function zarr_create_array
 
   !> Creates a Zarr v2 array at `path` of `shape` in `chunks` (both in Fortran order) and the
@@ -444,7 +652,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     character(*), intent(in) :: path
     type(zarr_array), intent(out) :: array
     integer :: status
-    status = c_array_open(store%handle, c_str(path), array%handle)
+    status = zarr_array_open(store%handle, c_str(path), array%handle)
   end function zarr_open_array
 
   !> The array's number of dimensions.
@@ -453,7 +661,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     integer, intent(out) :: ndims
     integer :: status
     integer(c_size_t) :: n
-    status = c_array_ndim(array%handle, n)
+    status = zarr_array_ndim(array%handle, n)
     ndims = int(n)
   end function zarr_ndims
 
@@ -464,10 +672,10 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     integer :: status
     integer(c_size_t) :: n
     integer(c_int64_t), allocatable :: dims(:)
-    status = c_array_ndim(array%handle, n)
+    status = zarr_array_ndim(array%handle, n)
     if (status /= ZARR_OK) return
     allocate (dims(n))
-    status = c_array_shape(array%handle, n, dims)
+    status = zarr_array_shape(array%handle, n, dims)
     if (status == ZARR_OK) shape = dims(n:1:-1)
   end function zarr_shape
 
@@ -476,7 +684,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     character(:), allocatable, intent(out) :: json
     integer :: status
     type(c_ptr) :: text
-    status = c_array_attrs_get(array%handle, text)
+    status = zarr_array_attrs_get(array%handle, text)
     if (status == ZARR_OK) json = taken(text)
   end function get_array_attrs
 
@@ -485,7 +693,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     character(:), allocatable, intent(out) :: json
     integer :: status
     type(c_ptr) :: text
-    status = c_group_attrs_get(group%handle, text)
+    status = zarr_group_attrs_get(group%handle, text)
     if (status == ZARR_OK) json = taken(text)
   end function get_group_attrs
 
@@ -493,14 +701,14 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     type(zarr_array), intent(in) :: array
     character(*), intent(in) :: json
     integer :: status
-    status = c_array_attrs_set(array%handle, c_str(json))
+    status = zarr_array_attrs_set(array%handle, c_str(json))
   end function put_array_attrs
 
   function put_group_attrs(group, json) result(status)
     type(zarr_group), intent(in) :: group
     character(*), intent(in) :: json
     integer :: status
-    status = c_group_attrs_set(group%handle, c_str(json))
+    status = zarr_group_attrs_set(group%handle, c_str(json))
   end function put_group_attrs
 
   !> The box libzarr reads or writes for a variable of `rank` and `extent` (Fortran order)
@@ -519,14 +727,14 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     integer :: status
     integer(c_size_t) :: ndim
     integer :: i, d
-    status = c_array_check_dtype(array%handle, kind, itemsize)
+    status = zarr_array_check_dtype(array%handle, kind, itemsize)
     if (status /= ZARR_OK) return
     if (present(count)) then
       ndim = size(count)
     else if (present(start)) then
       ndim = size(start)
     else
-      status = c_array_ndim(array%handle, ndim)
+      status = zarr_array_ndim(array%handle, ndim)
       if (status /= ZARR_OK) return
     end if
     allocate (cstart(ndim), ccount(ndim))
@@ -637,7 +845,10 @@ def kinds_test():
 
 
 def main():
-    files = {MODULE: module(), KINDS_TEST: kinds_test()}
+    try:
+        files = {MODULE: module(), KINDS_TEST: kinds_test()}
+    except (MappingError, zarr_header.HeaderError) as e:
+        sys.exit(f"scripts/generate-fortran.py: {e}")
     if sys.argv[1:] == ["--check"]:
         stale = [str(p.relative_to(ROOT)) for p, text in files.items()
                  if not p.exists() or p.read_text() != text]

@@ -38,6 +38,7 @@ if ! dpkg -s $c_packages >/dev/null 2>&1; then
     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $c_packages; } >/dev/null
 fi
 python3 scripts/generate-fortran.py --check # the committed Fortran module is up to date
+python3 scripts/check-python-binding.py # bindings/python's ctypes declarations match zarr.h
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON \
   -DZARR_REQUIRE_GDAL=ON
 cmake --build build/cmake --parallel 2
