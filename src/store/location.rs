@@ -1,0 +1,127 @@
+//! The location registry: which backend a location names (its scheme, or the form of a
+//! path), and where a local store keeps its keys.
+
+use super::remote;
+use std::path::Path;
+
+/// Which backend a store uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// A directory of files ([`DirectoryStore`]).
+    Directory,
+    /// A zip archive ([`ZipStore`]).
+    Zip,
+    /// Memory ([`MemoryStore`]).
+    Memory,
+    /// An S3-compatible bucket or a web server ([`RemoteStore`]).
+    Remote,
+    /// A backend of the caller's own ([`StoreHandle::over_backend`]), such as a C program's
+    /// callbacks.
+    Caller,
+    /// An N5 container in a directory ([`N5Store`]).
+    N5,
+    /// A database of Python's `dbm` module ([`DbmStore`]).
+    Dbm,
+    /// A Redis database ([`RedisStore`]).
+    Redis,
+    /// An SQLite database file ([`SqliteStore`]).
+    Sqlite,
+    /// An LMDB environment directory ([`LmdbStore`]).
+    Lmdb,
+}
+
+impl StoreKind {
+    /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"`, `"redis"`,
+    /// `"sqlite"` or `"lmdb"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::Directory => "directory",
+            StoreKind::Zip => "zip",
+            StoreKind::Memory => "memory",
+            StoreKind::Remote => "remote",
+            StoreKind::Caller => "caller",
+            StoreKind::N5 => "n5",
+            StoreKind::Dbm => "dbm",
+            StoreKind::Redis => "redis",
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Lmdb => "lmdb",
+        }
+    }
+}
+
+/// The scheme of SQLite store locations (`sqlite://PATH`).
+pub(super) const SQLITE_SCHEME: &str = "sqlite://";
+
+/// The scheme of LMDB store locations (`lmdb://PATH`).
+pub(super) const LMDB_SCHEME: &str = "lmdb://";
+
+/// The file or directory where the store at `location` (after [`local_path`]) keeps its keys:
+/// a directory, zip, N5, SQLite or LMDB path without its scheme; `None` for the stores that
+/// keep them elsewhere (memory, a server) or in several files (dbm).
+pub fn local_file(location: &str) -> Option<&str> {
+    match kind_of(location) {
+        StoreKind::Directory | StoreKind::Zip => Some(location),
+        StoreKind::N5 => n5_directory(location),
+        StoreKind::Sqlite => location.strip_prefix(SQLITE_SCHEME),
+        StoreKind::Lmdb => location.strip_prefix(LMDB_SCHEME),
+        _ => None,
+    }
+}
+
+/// A location without the `file://` that may precede a local path.
+pub fn local_path(location: &str) -> &str {
+    location.strip_prefix("file://").unwrap_or(location)
+}
+
+/// Which backend [`StoreHandle::open`] uses for `location` (after [`local_path`]): `memory:`,
+/// `dbm://`, `redis://`, `sqlite://`, `lmdb://`, a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
+/// existing directory, or a directory.
+pub fn kind_of(location: &str) -> StoreKind {
+    if location == "memory:" {
+        StoreKind::Memory
+    } else if location.starts_with("dbm://") {
+        StoreKind::Dbm
+    } else if location.starts_with("redis://") || location.starts_with("rediss://") {
+        StoreKind::Redis
+    } else if location.starts_with(SQLITE_SCHEME) {
+        StoreKind::Sqlite
+    } else if location.starts_with(LMDB_SCHEME) {
+        StoreKind::Lmdb
+    } else if remote::is_remote(location) {
+        StoreKind::Remote
+    } else if n5_directory(location).is_some() {
+        StoreKind::N5
+    } else if location.ends_with(".zip") && !std::path::Path::new(location).is_dir() {
+        StoreKind::Zip
+    } else {
+        StoreKind::Directory
+    }
+}
+
+/// The directory of an N5 container: `n5://PATH`, or a path ending in `.n5` (as
+/// zarr-python 2's `zarr.open` chooses its `N5Store`).
+pub fn n5_directory(location: &str) -> Option<&str> {
+    location.strip_prefix("n5://").or_else(|| {
+        location
+            .trim_end_matches('/')
+            .ends_with(".n5")
+            .then_some(location)
+    })
+}
+
+/// The canonical form of the file or directory `path` (of its directory when the file does not
+/// exist yet, as a database's name; `path` itself when neither exists).
+pub(super) fn canonical_file(path: &str) -> String {
+    let path = Path::new(path);
+    if let Ok(full) = std::fs::canonicalize(path) {
+        return full.to_string_lossy().into_owned();
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name).to_string_lossy().into_owned(),
+        _ => path.to_string_lossy().into_owned(),
+    }
+}
