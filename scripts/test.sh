@@ -22,6 +22,9 @@ echo "== Rust tests"
 scripts/ensure-cxx.sh
 cargo build --release
 cargo test --release
+echo "== The minimal build (cargo --no-default-features: directory and memory stores, every codec) and its tests"
+cargo test --release --no-default-features
+cargo build --release # the default library again, for the steps below
 
 echo "== C tests (CMake/CTest)"
 venv tools tests/requirements-tools.txt

@@ -20,7 +20,7 @@ const KINDS: [(&str, &str); 7] = [
 ];
 
 /// The features as a JSON object: `version`, `zarr_formats` (2, 3), `stores` (the kinds of
-/// location `zarr_store_open` takes), `compressors` and `filters` (numcodecs ids of Zarr v2;
+/// location `zarr_store_open` takes in this build: cargo features leave some out), `compressors` and `filters` (numcodecs ids of Zarr v2;
 /// the filters include the compressors, which a filter list may name too),
 /// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs` (the
 /// names of Zarr v3 codecs, `numcodecs.*` included).
@@ -28,7 +28,11 @@ pub fn features() -> Value {
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "zarr_formats": [2, 3],
-        "stores": Backend::ALL.map(Backend::name),
+        "stores": Backend::ALL
+            .into_iter()
+            .filter(|b| b.built())
+            .map(Backend::name)
+            .collect::<Vec<_>>(),
         "compressors": COMPRESSOR_IDS,
         "blosc_compressors": BLOSC_COMPRESSORS.map(|(cname, _)| cname),
         "filters": FILTER_IDS.iter().chain(&COMPRESSOR_IDS).collect::<Vec<_>>(),
@@ -107,10 +111,8 @@ mod tests {
         for name in [
             "zarr_format:2",
             "zarr_format:3",
-            "store:s3",
-            "store:zip",
-            "store:sqlite",
-            "store:lmdb",
+            "store:directory",
+            "store:memory",
             "compressor:blosc",
             "blosc_compressor:zstd",
             "filter:delta",
@@ -134,6 +136,12 @@ mod tests {
             has_feature("blosc_compressor:snappy").unwrap(),
             cfg!(feature = "blosc-snappy")
         );
+        // Stores are listed as built (cargo features).
+        for backend in crate::store::Backend::ALL {
+            let name = format!("store:{}", backend.name());
+            assert_eq!(has_feature(&name).unwrap(), backend.built(), "{name}");
+        }
+        assert_eq!(has_feature("store:zip").unwrap(), cfg!(feature = "zip"));
         for name in ["blosc", "colour:red", ""] {
             match has_feature(name) {
                 Err(Error::InvalidArgument(m)) => assert!(m.contains("codec, "), "{m}"),

@@ -432,6 +432,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "zip")]
     fn copies_a_whole_store_between_directory_zip_and_memory() {
         let dir = std::env::temp_dir().join(format!("libzarr-copy-store-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

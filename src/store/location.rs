@@ -1,8 +1,43 @@
 //! The location registry: which backend a location names (its scheme, or the form of a
 //! path), and where a local store keeps its keys.
 
-use super::remote;
+use super::Backend;
 use std::path::Path;
+
+/// The back end of each remote URL scheme.
+pub(super) const REMOTE_SCHEMES: [(&str, Backend); 8] = [
+    ("s3://", Backend::S3),
+    ("az://", Backend::Azure),
+    ("azure://", Backend::Azure),
+    ("abfs://", Backend::Azure),
+    ("abfss://", Backend::Azure),
+    ("gs://", Backend::Gcs),
+    ("http://", Backend::Http),
+    ("https://", Backend::Http),
+];
+
+/// The remote back end `location` names by its scheme, if any.
+fn remote_backend(location: &str) -> Option<Backend> {
+    REMOTE_SCHEMES
+        .iter()
+        .find(|(scheme, _)| location.starts_with(scheme))
+        .map(|(_, backend)| *backend)
+}
+
+/// The back end that serves `location` (after [`local_path`]), built or not.
+pub fn backend_of(location: &str) -> Backend {
+    match kind_of(location) {
+        StoreKind::Directory | StoreKind::Caller => Backend::Directory,
+        StoreKind::Zip => Backend::Zip,
+        StoreKind::Memory => Backend::Memory,
+        StoreKind::Remote => remote_backend(location).expect("a remote scheme"),
+        StoreKind::N5 => Backend::N5,
+        StoreKind::Dbm => Backend::Dbm,
+        StoreKind::Redis => Backend::Redis,
+        StoreKind::Sqlite => Backend::Sqlite,
+        StoreKind::Lmdb => Backend::Lmdb,
+    }
+}
 
 /// Which backend a store uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +122,7 @@ pub fn kind_of(location: &str) -> StoreKind {
         StoreKind::Sqlite
     } else if location.starts_with(LMDB_SCHEME) {
         StoreKind::Lmdb
-    } else if remote::is_remote(location) {
+    } else if remote_backend(location).is_some() {
         StoreKind::Remote
     } else if n5_directory(location).is_some() {
         StoreKind::N5
@@ -123,5 +158,50 @@ pub(super) fn canonical_file(path: &str) -> String {
     match (std::fs::canonicalize(dir), path.file_name()) {
         (Ok(dir), Some(name)) => dir.join(name).to_string_lossy().into_owned(),
         _ => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::store::{OpenMode, StoreHandle};
+
+    /// Each location names its back end; one this build left out is refused naming the
+    /// cargo feature and the CMake option that bring it (the minimal build's CI run checks
+    /// them all).
+    #[test]
+    fn locations_name_their_back_end_and_a_left_out_one_is_unsupported() {
+        let dir = std::env::temp_dir().join(format!("libzarr-backends-{}", std::process::id()));
+        let at = |name: &str| dir.join(name).to_string_lossy().into_owned();
+        let locations = [
+            (at("d.zarr"), Backend::Directory),
+            ("memory:".to_string(), Backend::Memory),
+            (at("a.zip"), Backend::Zip),
+            ("s3://bucket/p".to_string(), Backend::S3),
+            ("az://container/p".to_string(), Backend::Azure),
+            ("gs://bucket/p".to_string(), Backend::Gcs),
+            ("http://127.0.0.1:1/x".to_string(), Backend::Http),
+            (format!("n5://{}", at("c.n5")), Backend::N5),
+            (format!("dbm://{}", at("db")), Backend::Dbm),
+            ("redis://127.0.0.1:1/0".to_string(), Backend::Redis),
+            (format!("sqlite://{}", at("s.db")), Backend::Sqlite),
+            (format!("lmdb://{}", at("l")), Backend::Lmdb),
+        ];
+        for (location, backend) in &locations {
+            assert_eq!(backend_of(location), *backend, "{location}");
+            if backend.built() {
+                continue;
+            }
+            match StoreHandle::open(location, OpenMode::Write) {
+                Err(Error::Unsupported(m)) => assert!(
+                    m.contains(&format!("cargo feature \"{}\"", backend.name()))
+                        && m.contains("CMake option LIBZARR_"),
+                    "{m}"
+                ),
+                other => panic!("{location}: {other:?}"),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

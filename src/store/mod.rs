@@ -4,47 +4,68 @@ use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 mod access_mode;
+#[cfg(feature = "s3")]
 mod aws_profile;
+#[cfg(feature = "azure")]
 mod azure;
 mod capabilities;
+#[cfg(feature = "dbm")]
 mod dbm;
 mod directory;
+#[cfg(feature = "gcs")]
 mod gcs;
 mod handle;
+#[cfg(feature = "lmdb")]
 mod lmdb;
 mod location;
 mod locks;
 mod memory;
+#[cfg(feature = "n5")]
 mod n5;
 mod options;
 #[cfg(test)]
 mod power_loss;
 mod process_lock;
+#[cfg(feature = "redis")]
 mod redis;
+#[cfg(feature = "remote")]
 mod remote;
+#[cfg(feature = "remote")]
+mod request_counter;
 mod request_stats;
+#[cfg(feature = "s3")]
 mod s3;
 mod sorted_keys;
+#[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "zip")]
 mod zip;
 
 pub use access_mode::AccessMode;
 pub use capabilities::Capabilities;
-pub use dbm::{DbmFormat, DbmStore};
+#[cfg(feature = "dbm")]
+pub use dbm::DbmStore;
 pub use directory::DirectoryStore;
 pub use handle::{MetadataDocuments, StoreHandle};
+#[cfg(feature = "lmdb")]
 pub use lmdb::LmdbStore;
+#[cfg(feature = "dbm")]
 use location::canonical_file;
-pub use location::{kind_of, local_file, local_path, n5_directory, StoreKind};
+pub use location::{backend_of, kind_of, local_file, local_path, n5_directory, StoreKind};
 pub use locks::ChunkLock;
 pub use memory::MemoryStore;
+#[cfg(feature = "n5")]
 pub use n5::N5Store;
-pub use options::{Backend, StoreOptions};
+pub use options::{Backend, DbmFormat, StoreOptions, ZipCompression};
+#[cfg(feature = "redis")]
 pub use redis::RedisStore;
+#[cfg(feature = "remote")]
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use zip::{ZipCompression, ZipStore};
+#[cfg(feature = "zip")]
+pub use zip::ZipStore;
 
 /// A key/value store. Keys are `/`-separated (see [`crate::path::validate_key`]); prefixes are
 /// empty or end with `/`. Implementations must be safe to use from several threads at once.

@@ -3,10 +3,9 @@
 //! reads the durability and process-locking settings. Unknown names are refused, and so are
 //! names the location's back end does not read.
 
-use super::dbm::DbmFormat;
-use super::zip::ZipCompression;
 use crate::error::{Error, Result};
 use crate::redact::Secret;
+#[cfg(feature = "remote")]
 use object_store::{ClientOptions, RetryConfig};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -57,6 +56,34 @@ impl Backend {
         Backend::Lmdb,
     ];
 
+    /// Whether this build has the back end: directory and memory stores always, the others
+    /// when their cargo feature (named as the back end) was on.
+    pub fn built(self) -> bool {
+        match self {
+            Backend::Directory | Backend::Memory => true,
+            Backend::Zip => cfg!(feature = "zip"),
+            Backend::S3 => cfg!(feature = "s3"),
+            Backend::Azure => cfg!(feature = "azure"),
+            Backend::Gcs => cfg!(feature = "gcs"),
+            Backend::Http => cfg!(feature = "http"),
+            Backend::N5 => cfg!(feature = "n5"),
+            Backend::Dbm => cfg!(feature = "dbm"),
+            Backend::Redis => cfg!(feature = "redis"),
+            Backend::Sqlite => cfg!(feature = "sqlite"),
+            Backend::Lmdb => cfg!(feature = "lmdb"),
+        }
+    }
+
+    /// The error for `location` (shown as given, its secrets hidden) when this build left the
+    /// back end out: [`Error::Unsupported`] naming the feature and the CMake option to turn on.
+    pub fn not_built(self, location: &str) -> Error {
+        let name = self.name();
+        Error::Unsupported(format!(
+            "{location}: this libzarr was built without {name} stores (cargo feature \"{name}\", CMake option LIBZARR_{}=ON)",
+            name.to_uppercase()
+        ))
+    }
+
     /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`,
     /// `"n5"`, `"dbm"`, `"redis"`, `"sqlite"` or `"lmdb"`.
     pub fn name(self) -> &'static str {
@@ -92,6 +119,53 @@ impl Backend {
             Backend::Sqlite => "sqlite://",
             Backend::Lmdb => "lmdb://",
         }
+    }
+}
+
+/// How the members a store writes are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZipCompression {
+    /// Stored as they are (`ZIP_STORED`, zarr-python's default).
+    #[default]
+    Stored,
+    /// Deflated (`ZIP_DEFLATED`), at zlib's default level as Python's `zipfile`.
+    Deflate,
+}
+
+impl ZipCompression {
+    /// The compression the option `zip_compression` names: `"stored"` or `"deflate"`.
+    pub fn from_name(name: &str) -> Option<ZipCompression> {
+        match name {
+            "stored" => Some(ZipCompression::Stored),
+            "deflate" => Some(ZipCompression::Deflate),
+            _ => None,
+        }
+    }
+}
+
+/// The two database formats of Python's `dbm` module that `dbm://` reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbmFormat {
+    /// `dbm.dumb`: `PATH.dir` (the index) and `PATH.dat` (the values).
+    Dumb,
+    /// `dbm.gnu`: one GDBM file at `PATH`.
+    Gnu,
+}
+
+impl DbmFormat {
+    /// `"dumb"` or `"gnu"`, as the option `dbm_format` names them.
+    pub fn name(self) -> &'static str {
+        match self {
+            DbmFormat::Dumb => "dumb",
+            DbmFormat::Gnu => "gnu",
+        }
+    }
+
+    /// The format `name` names (`"dumb"` or `"gnu"`).
+    pub fn from_name(name: &str) -> Option<DbmFormat> {
+        [DbmFormat::Dumb, DbmFormat::Gnu]
+            .into_iter()
+            .find(|f| f.name() == name)
     }
 }
 
@@ -331,6 +405,7 @@ impl StoreOptions {
     }
 
     /// The HTTP client settings: the timeouts, plain HTTP allowed when asked.
+    #[cfg(feature = "remote")]
     pub fn client_options(&self, allow_http: bool) -> ClientOptions {
         ClientOptions::new()
             .with_allow_http(allow_http)
@@ -341,6 +416,7 @@ impl StoreOptions {
     /// How a failed request is retried (5xx, 429, connection errors and timeouts, with
     /// exponential backoff from 100 ms): a few times within a bounded time, so that an
     /// unreachable server is an error within seconds rather than object_store's three minutes.
+    #[cfg(feature = "remote")]
     pub fn retry_config(&self) -> RetryConfig {
         RetryConfig {
             max_retries: self.retries,
@@ -351,11 +427,13 @@ impl StoreOptions {
 }
 
 /// The environment variable `name`, unless unset or empty.
+#[cfg(feature = "remote")]
 pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// Whether an environment variable's value means yes (`yes`, `true`, `1`, any case).
+#[cfg(feature = "remote")]
 pub fn is_yes(value: &str) -> bool {
     matches!(value.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
 }

@@ -6,8 +6,10 @@
 //! Each back end's configuration (the environment as its users' tools read it, overridden by
 //! [`StoreOptions`]) is in a file of its own: `s3.rs`, `azure.rs`, `gcs.rs`.
 
+use super::location::REMOTE_SCHEMES;
 use super::options::{Backend, StoreOptions};
-use super::request_stats::{CountingConnector, RequestCounters, RequestStats};
+use super::request_counter::{CountingConnector, RequestCounters};
+use super::RequestStats;
 use super::{
     azure, gcs, s3, Capabilities, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version,
 };
@@ -91,25 +93,6 @@ impl std::fmt::Debug for RemoteStore {
     }
 }
 
-/// The back end of each URL scheme.
-const SCHEMES: [(&str, Backend); 8] = [
-    ("s3://", Backend::S3),
-    ("az://", Backend::Azure),
-    ("azure://", Backend::Azure),
-    ("abfs://", Backend::Azure),
-    ("abfss://", Backend::Azure),
-    ("gs://", Backend::Gcs),
-    ("http://", Backend::Http),
-    ("https://", Backend::Http),
-];
-
-/// Whether `location` names a remote store.
-pub fn is_remote(location: &str) -> bool {
-    SCHEMES
-        .iter()
-        .any(|(scheme, _)| location.starts_with(scheme))
-}
-
 impl RemoteStore {
     /// Opens `url` (`s3://bucket[/prefix]`, `az://container[/prefix]`, `gs://bucket[/prefix]`,
     /// `http[s]://host[/path]`) with `options` over what the environment says. Web servers are
@@ -121,7 +104,7 @@ impl RemoteStore {
     /// [`RemoteStore::open`], whose errors may still name secrets of `url`.
     fn open_named(url: &str, mode: OpenMode, options: &StoreOptions) -> Result<RemoteStore> {
         let invalid = |why: &str| Error::InvalidArgument(format!("store URL {url:?}: {why}"));
-        let (scheme, backend) = SCHEMES
+        let (scheme, backend) = REMOTE_SCHEMES
             .iter()
             .find(|(scheme, _)| url.starts_with(scheme))
             .ok_or_else(|| invalid("not an s3://, az://, gs://, http:// or https:// URL"))?;
@@ -158,7 +141,7 @@ impl RemoteStore {
             | Backend::Redis
             | Backend::Sqlite
             | Backend::Lmdb => {
-                unreachable!("SCHEMES names remote back ends only")
+                unreachable!("REMOTE_SCHEMES names remote back ends only")
             }
             Backend::Http => {
                 if mode != OpenMode::Read {

@@ -1,5 +1,6 @@
 //! Listing keys kept in sorted order: in a map in memory, or in a database read by seeking.
 
+#[cfg(any(feature = "sqlite", feature = "lmdb"))]
 use crate::error::Result;
 use std::collections::BTreeMap;
 
@@ -38,6 +39,7 @@ pub(super) fn list_dir<V>(map: &BTreeMap<String, V>, prefix: &str) -> Vec<String
 /// database index): `first(bound, after)` gives the first key from `bound` on (strictly after
 /// it when `after`), or `None` past the last. Each name below `prefix` costs one seek, and the
 /// keys below a name (an array's chunks) are skipped over, never read.
+#[cfg(any(feature = "sqlite", feature = "lmdb"))]
 pub(super) fn list_dir_by_seeking(
     prefix: &str,
     mut first: impl FnMut(&str, bool) -> Result<Option<String>>,
@@ -69,9 +71,11 @@ pub(super) fn list_dir_by_seeking(
 /// Scans a store whose keys are sorted by their bytes: `scan(bound, after, f)` hands each key
 /// from `bound` on (strictly after it when `after`) with its value's length to `f`, in order,
 /// until `f` returns false.
+#[cfg(any(feature = "sqlite", feature = "lmdb"))]
 pub(super) type Scan<'a> = dyn Fn(&str, bool, &mut dyn FnMut(&str, u64) -> bool) -> Result<()> + 'a;
 
 /// Every key below `prefix` with its value's length, by one scan from `prefix`.
+#[cfg(any(feature = "sqlite", feature = "lmdb"))]
 pub(super) fn sized_by_scanning(prefix: &str, scan: &Scan) -> Result<Vec<(String, u64)>> {
     let mut keys = Vec::new();
     scan(prefix, false, &mut |key, len| {
@@ -85,6 +89,7 @@ pub(super) fn sized_by_scanning(prefix: &str, scan: &Scan) -> Result<Vec<(String
 }
 
 /// The names one level below `prefix`, by seeking ([`list_dir_by_seeking`]) with `scan`.
+#[cfg(any(feature = "sqlite", feature = "lmdb"))]
 pub(super) fn dir_by_scanning(prefix: &str, scan: &Scan) -> Result<Vec<String>> {
     list_dir_by_seeking(prefix, |bound, after| {
         let mut first = None;
@@ -96,7 +101,7 @@ pub(super) fn dir_by_scanning(prefix: &str, scan: &Scan) -> Result<Vec<String>> 
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, any(feature = "sqlite", feature = "lmdb")))]
 mod tests {
     use super::*;
 

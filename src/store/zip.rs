@@ -15,7 +15,7 @@
 //! at any moment thus leaves the archive as the last flush (or the open) found it, and at
 //! worst a stray working file named `.NAME.libzarr-partial-PID-N`.
 
-use super::{read_file_at, sorted_keys, OpenMode, Store, ValueReader};
+use super::{read_file_at, sorted_keys, OpenMode, Store, ValueReader, ZipCompression};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix, TEMP_MARKER};
 use std::collections::BTreeMap;
@@ -41,27 +41,6 @@ const DIRECTORY_BUFFER: usize = 1 << 20;
 
 /// Numbers the working files of this process.
 static WORKING_FILES: AtomicU64 = AtomicU64::new(0);
-
-/// How the members a store writes are compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ZipCompression {
-    /// Stored as they are (`ZIP_STORED`, zarr-python's default).
-    #[default]
-    Stored,
-    /// Deflated (`ZIP_DEFLATED`), at zlib's default level as Python's `zipfile`.
-    Deflate,
-}
-
-impl ZipCompression {
-    /// The compression the option `zip_compression` names: `"stored"` or `"deflate"`.
-    pub fn from_name(name: &str) -> Option<ZipCompression> {
-        match name {
-            "stored" => Some(ZipCompression::Stored),
-            "deflate" => Some(ZipCompression::Deflate),
-            _ => None,
-        }
-    }
-}
 
 /// Where one member's data lies in the archive.
 #[derive(Debug, Clone, Copy)]

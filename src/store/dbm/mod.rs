@@ -9,7 +9,7 @@ mod dumb;
 mod dumb_index;
 mod gnu;
 
-use super::{sorted_keys, OpenMode, Store};
+use super::{sorted_keys, DbmFormat, OpenMode, Store};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use std::collections::BTreeMap;
@@ -27,32 +27,6 @@ struct Shared {
     mode: OpenMode,
     format: DbmFormat,
     db: Weak<dyn Database>,
-}
-
-/// The two database formats of Python's `dbm` module that `dbm://` reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DbmFormat {
-    /// `dbm.dumb`: `PATH.dir` (the index) and `PATH.dat` (the values).
-    Dumb,
-    /// `dbm.gnu`: one GDBM file at `PATH`.
-    Gnu,
-}
-
-impl DbmFormat {
-    /// `"dumb"` or `"gnu"`, as the option `dbm_format` names them.
-    pub fn name(self) -> &'static str {
-        match self {
-            DbmFormat::Dumb => "dumb",
-            DbmFormat::Gnu => "gnu",
-        }
-    }
-
-    /// The format `name` names (`"dumb"` or `"gnu"`).
-    pub fn from_name(name: &str) -> Option<DbmFormat> {
-        [DbmFormat::Dumb, DbmFormat::Gnu]
-            .into_iter()
-            .find(|f| f.name() == name)
-    }
 }
 
 /// What each format gives the store: values under byte keys, from any thread.
