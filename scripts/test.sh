@@ -49,6 +49,8 @@ ctest --test-dir build/cmake --output-on-failure
 
 echo "== Install, and programs built against the installed tree (CMake package, pkg-config)"
 scripts/consumer-test.sh
+echo "== Examples in README.md and docs/ (compiled and run twice)"
+scripts/doc-examples.sh
 
 echo "== R (the .Call demo in bindings/r, built with R CMD SHLIB)"
 if ! command -v Rscript >/dev/null; then
