@@ -31,10 +31,10 @@ venv tools tests/requirements-tools.txt
 export PATH="$root/.venv/tools/bin:$PATH"
 # What the C side needs from Debian: libfiu for the fault injection test (c-tests/fault/: its
 # control API and POSIX preload library), gfortran for the Fortran module, GDAL's development
-# files for the GDAL plugin, and for the programs built against the installed tree pkg-config
-# and the system's codec libraries.
+# files for the GDAL plugin, Doxygen for the C API reference (its warnings fail the build), and
+# for the programs built against the installed tree pkg-config and the system's codec libraries.
 c_packages="fiu-utils libfiu-dev gfortran libgdal-dev gdal-bin pkgconf zlib1g-dev libzstd-dev liblz4-dev
-  libbz2-dev liblzma-dev libblosc-dev"
+  libbz2-dev liblzma-dev libblosc-dev doxygen"
 # shellcheck disable=SC2086 # the package list is split on purpose
 if ! dpkg -s $c_packages >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends $c_packages >/dev/null 2>&1 \
@@ -43,7 +43,7 @@ fi
 python3 scripts/generate-fortran.py --check # the committed Fortran module is up to date
 python3 scripts/check-python-binding.py # bindings/python's ctypes declarations match zarr.h
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON \
-  -DZARR_REQUIRE_GDAL=ON
+  -DZARR_REQUIRE_GDAL=ON -DZARR_REQUIRE_DOXYGEN=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
 

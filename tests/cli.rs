@@ -613,3 +613,45 @@ fn messages_hide_the_secrets_of_urls() {
         }
     }
 }
+
+/// `zarr man` prints zarr(1) in roff, listing the commands (not itself: it is hidden, from
+/// --help too); with --dir it writes that page and one per command.
+#[test]
+fn man_prints_the_manual_page_naming_the_commands() {
+    let (code, out, err) = zarr(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(".TH zarr 1"), "{out}");
+    assert!(out.contains(".SH SUBCOMMANDS"), "{out}");
+    for command in [
+        "info", "tree", "dump", "ls", "cat", "copy", "diff", "version",
+    ] {
+        assert!(
+            out.contains(&format!("zarr\\-{command}(1)")),
+            "{command}: {out}"
+        );
+    }
+    assert!(
+        !out.contains("zarr\\-man") && !out.contains("zarr\\-help"),
+        "{out}"
+    );
+    let (code, help, _) = zarr(&["--help"]);
+    let listed = |name: &str| {
+        help.lines()
+            .any(|l| l.trim_start().starts_with(&format!("{name} ")))
+    };
+    assert!(code == 0 && listed("info") && !listed("man"), "{help}");
+
+    let dir = std::env::temp_dir().join(format!("libzarr-cli-man-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, out, err) = zarr(&["man", "--dir", dir.to_str().unwrap()]);
+    assert!(code == 0 && out.is_empty(), "{err}");
+    let page = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    assert!(page("zarr.1").contains(".TH zarr 1"));
+    let info = page("zarr-info.1");
+    assert!(
+        info.contains(".TH zarr-info 1") && info.contains("\\-\\-json"),
+        "{info}"
+    );
+    assert!(!dir.join("zarr-man.1").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -14,8 +14,9 @@ mod info;
 mod listing;
 mod values;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use zarr::hierarchy::{self, NodeKind};
@@ -259,6 +260,39 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The manual pages, in roff: zarr(1) on stdout, or with --dir zarr.1 and a page per
+    /// command (zarr-info.1, ...) written in a directory. Hidden: for packagers (CMake
+    /// installs the pages)
+    #[command(hide = true)]
+    Man {
+        /// Write the pages into this directory (created if missing) instead
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `zarr man`: the manual pages, rendered by clap_mangen from the definitions above, without
+/// clap's `help` command (`--help` covers it): zarr(1) as the text to print, or with `dir`
+/// zarr.1 and the page of each command zarr(1) lists (zarr-info.1, ...) written there, every
+/// one naming the tool's version.
+fn man(dir: Option<&Path>) -> Result<String> {
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build(); // the commands' display names: zarr-info, ...
+    let source = format!("zarr {}", env!("CARGO_PKG_VERSION"));
+    let page = |command: clap::Command| clap_mangen::Man::new(command).source(source.clone());
+    let Some(dir) = dir else {
+        let mut text = Vec::new();
+        page(command).render(&mut text)?;
+        return Ok(String::from_utf8(text)?.trim_end().to_string());
+    };
+    let written = std::fs::create_dir_all(dir).and_then(|()| {
+        for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+            page(sub.clone()).generate_to(dir)?;
+        }
+        page(command).generate_to(dir).map(drop)
+    });
+    written.map_err(|e| format!("cannot write the manual pages in {}: {e}", dir.display()))?;
+    Ok(String::new())
 }
 
 /// `zarr version`: the version line, then one line per list of [`zarr::features::features`]
@@ -348,6 +382,7 @@ fn run(command: Command) -> Result<(String, bool)> {
         Command::Mv { node, to } => edit::mv(&node, &to),
         Command::Consolidate { node } => edit::consolidate(&node),
         Command::Version { json } => Ok(version(json)),
+        Command::Man { dir } => man(dir.as_deref()),
         Command::Bench(args) => bench::run(&args),
     }?;
     Ok((text, false))
