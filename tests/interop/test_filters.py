@@ -44,7 +44,7 @@ from cases import assert_same, encode_fill, load_json, native, normalize_codec, 
 pytestmark = pytest.mark.filterwarnings(  # numcodecs' own overflows: values beyond the encoded type
     "ignore:overflow encountered:RuntimeWarning", "ignore:invalid value encountered:RuntimeWarning")
 CRC32, ADLER32 = numcodecs.CRC32, numcodecs.Adler32
-CRC32C = getattr(numcodecs, "CRC32C", None)  # numcodecs >= 0.16 (with the crc32c package); 0.15 lacks it
+CRC32C = getattr(numcodecs, "CRC32C", None)  # numcodecs 0.15 and later, with the crc32c package installed
 NO_CRC32C = "this numcodecs has no crc32c codec"
 
 COMPRESSORS = {
