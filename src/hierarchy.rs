@@ -46,30 +46,12 @@ pub fn node_with_document(store: &StoreHandle, path: &str) -> Result<(Node, Opti
 /// [`node_with_document`], through the consolidated metadata in use (`through_view`) or from
 /// the store's own documents.
 fn node_in(store: &StoreHandle, path: &str, through_view: bool) -> Result<(Node, Option<Vec<u8>>)> {
-    if !through_view {
-        let found = [ZARR_JSON, ZARRAY, ZGROUP].into_iter().find_map(|name| {
-            let key = path::join(path, name);
-            store.get(&key).transpose().map(|bytes| (key, bytes))
-        });
-        let Some((key, bytes)) = found else {
-            let nothing = Node {
-                kind: NodeKind::None,
-                format: 0,
-                key: String::new(),
-            };
-            return Ok((nothing, None));
-        };
-        let bytes = bytes?;
-        let (kind, format) = match path::last_segment(&key) {
-            ZARR_JSON => match metadata::node_type(&JsonDocument::parse(&bytes, &key)?, &key)? {
-                NodeType::Array => (NodeKind::Array, 3),
-                NodeType::Group => (NodeKind::Group, 3),
-            },
-            ZARRAY => (NodeKind::Array, 2),
-            _ => (NodeKind::Group, 2),
-        };
-        return Ok((Node { kind, format, key }, Some(bytes)));
-    }
+    // From consolidated metadata in use, or from the store's own documents.
+    let holds = |key: &str| through_view && store.consolidated_holds(key);
+    let one = |key: &str| match through_view {
+        true => store.node_document(key),
+        false => store.get(key),
+    };
     let v2_node = |key: String, kind: NodeKind| Node {
         kind,
         format: 2,
@@ -77,18 +59,19 @@ fn node_in(store: &StoreHandle, path: &str, through_view: bool) -> Result<(Node,
     };
     let (zarray, zgroup) = (path::join(path, ZARRAY), path::join(path, ZGROUP));
     for (key, kind) in [(&zarray, NodeKind::Array), (&zgroup, NodeKind::Group)] {
-        if store.consolidated_holds(key) {
-            let bytes = store.node_document(key)?;
-            return Ok((v2_node(key.clone(), kind), bytes));
+        if holds(key) {
+            return Ok((v2_node(key.clone(), kind), one(key)?));
         }
     }
     let v3 = path::join(path, ZARR_JSON);
-    let [v3_bytes, zarray_bytes]: [Option<Vec<u8>>; 2] = match store.consolidated_holds(&v3) {
-        true => [store.node_document(&v3)?, None],
-        false => store
-            .node_documents(&[v3.clone(), zarray.clone()])?
+    let both = [v3.clone(), zarray.clone()];
+    let [v3_bytes, zarray_bytes]: [Option<Vec<u8>>; 2] = match (holds(&v3), through_view) {
+        (true, _) => [one(&v3)?, None],
+        (false, true) => store
+            .node_documents(&both)?
             .try_into()
-            .expect("two values for two keys"),
+            .expect("two for two"),
+        (false, false) => store.get_all(&both)?.try_into().expect("two for two"),
     };
     if let Some(bytes) = v3_bytes {
         let doc = JsonDocument::parse(&bytes, &v3)?;
@@ -106,7 +89,7 @@ fn node_in(store: &StoreHandle, path: &str, through_view: bool) -> Result<(Node,
     if zarray_bytes.is_some() {
         return Ok((v2_node(zarray, NodeKind::Array), zarray_bytes));
     }
-    if let Some(bytes) = store.node_document(&zgroup)? {
+    if let Some(bytes) = one(&zgroup)? {
         return Ok((v2_node(zgroup, NodeKind::Group), Some(bytes)));
     }
     let nothing = Node {
