@@ -339,6 +339,29 @@ impl Array {
         Ok(doc)
     }
 
+    /// The v2 compressor configuration (`null` when there is none); a v3 array has a codec
+    /// list instead: [`Error::Unsupported`].
+    pub fn compressor_json(&self) -> Result<Value> {
+        self.v2_member("compressor")
+    }
+
+    /// The v2 filter configurations (`null` when there are none); a v3 array:
+    /// [`Error::Unsupported`], as for the compressor.
+    pub fn filters_json(&self) -> Result<Value> {
+        self.v2_member("filters")
+    }
+
+    /// A member of a v2 array's `.zarray`; v3 arrays have none of the v2-only members.
+    fn v2_member(&self, name: &str) -> Result<Value> {
+        match self.zarr_format() {
+            2 => Ok(self.metadata_json()?[name].take()),
+            _ => Err(Error::Unsupported(format!(
+                "array {:?} is Zarr v3: it has no {name}, its codecs are in its metadata document",
+                self.path()
+            ))),
+        }
+    }
+
     /// 2 or 3.
     pub fn zarr_format(&self) -> u8 {
         self.metadata.zarr_format()

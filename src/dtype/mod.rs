@@ -81,6 +81,14 @@ pub struct DataType {
 }
 
 impl DataType {
+    /// The fields of a structured type, in record order; none for the other kinds.
+    pub fn fields(&self) -> &[Field] {
+        match &self.kind {
+            DataTypeKind::Structured(fields) => fields,
+            _ => &[],
+        }
+    }
+
     /// Parses a `.zarray` `dtype` value: a NumPy type string, or a list of fields for a
     /// structured type. Kinds libzarr does not support (objects, `|O`) are
     /// [`Error::Unsupported`]; anything malformed is [`Error::InvalidMetadata`].

@@ -27,6 +27,22 @@ impl Field {
     pub fn size(&self) -> usize {
         self.dtype.size * self.count()
     }
+
+    /// The field as JSON: `{"name", "dtype", "offset", "itemsize", "shape"}`, and `"fields"`
+    /// (the same for each) when its type is a record itself.
+    pub fn to_json(&self) -> Value {
+        let mut info = json!({
+            "name": self.name,
+            "dtype": self.dtype.to_json(),
+            "offset": self.offset,
+            "itemsize": self.size(),
+            "shape": self.shape,
+        });
+        if let DataTypeKind::Structured(inner) = &self.dtype.kind {
+            info["fields"] = inner.iter().map(Field::to_json).collect();
+        }
+        info
+    }
 }
 
 /// `(offset in the full record, offset in the packed record, length)` of each selected field.

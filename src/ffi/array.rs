@@ -86,17 +86,6 @@ pub(super) fn text_out(
     })
 }
 
-/// A member of a v2 array's `.zarray` as JSON text; v3 arrays have none of the v2-only members.
-fn v2_member(array: &Array, name: &str) -> Result<String> {
-    match array.zarr_format() {
-        2 => Ok(array.metadata_json()?[name].to_string()),
-        _ => Err(Error::Unsupported(format!(
-            "array {:?} is Zarr v3: it has no {name}, its codecs are in its metadata document",
-            array.path()
-        ))),
-    }
-}
-
 /// Creates an array at `path` ("" is the store root) from a JSON document, in the format it
 /// names. With `"zarr_format": 3` it is a Zarr v3 `zarr.json`: `shape` and `data_type` are
 /// required; omitted members default as zarr-python 3 writes them (`chunk_grid` a regular
@@ -430,7 +419,9 @@ pub unsafe extern "C" fn zarr_array_compressor_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, "out_json", |a| v2_member(a, "compressor"))
+    text_out(array, out_json, "out_json", |a| {
+        Ok(a.compressor_json()?.to_string())
+    })
 }
 
 /// The filter configurations of a v2 array as a JSON list (`"null"` when there are none); free
@@ -443,7 +434,9 @@ pub unsafe extern "C" fn zarr_array_filters_json(
     array: *const zarr_array,
     out_json: *mut *mut c_char,
 ) -> zarr_status {
-    text_out(array, out_json, "out_json", |a| v2_member(a, "filters"))
+    text_out(array, out_json, "out_json", |a| {
+        Ok(a.filters_json()?.to_string())
+    })
 }
 
 /// The whole metadata document as JSON (`.zarray` for v2, `zarr.json` for v3, with the current

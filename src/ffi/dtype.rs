@@ -7,7 +7,7 @@ use super::selection::{selection_arg, zarr_selection};
 use super::status::zarr_status;
 use crate::dtype::{utf32, DataType, DataTypeKind, Field};
 use crate::error::{Error, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::ffi::{c_char, c_void};
 
 /// The kind of values an array holds (`zarr_array_dtype`).
@@ -56,13 +56,6 @@ fn kind_code(dtype: &DataType) -> zarr_dtype_kind {
         DataTypeKind::TimeDelta(_) => ZARR_DTYPE_TIMEDELTA,
         DataTypeKind::Structured(_) => ZARR_DTYPE_STRUCTURED,
         DataTypeKind::Object => ZARR_DTYPE_OBJECT,
-    }
-}
-
-fn fields_of(dtype: &DataType) -> &[Field] {
-    match &dtype.kind {
-        DataTypeKind::Structured(fields) => fields,
-        _ => &[],
     }
 }
 
@@ -193,7 +186,7 @@ pub unsafe extern "C" fn zarr_array_field_count(
     out_count: *mut usize,
 ) -> zarr_status {
     run(|| {
-        let count = fields_of(&array_arg(array)?.metadata().dtype).len();
+        let count = array_arg(array)?.metadata().dtype.fields().len();
         *out_arg(out_count, "out_count")? = count;
         Ok(())
     })
@@ -218,7 +211,7 @@ pub unsafe extern "C" fn zarr_array_field(
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        let fields = fields_of(&array.metadata().dtype);
+        let fields = array.metadata().dtype.fields();
         let field = fields.get(index).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "array {:?} has {} fields, no field {index}",
@@ -245,20 +238,6 @@ pub unsafe extern "C" fn zarr_array_field(
     })
 }
 
-fn field_json(field: &Field) -> Value {
-    let mut info = json!({
-        "name": field.name,
-        "dtype": field.dtype.to_json(),
-        "offset": field.offset,
-        "itemsize": field.size(),
-        "shape": field.shape,
-    });
-    if let DataTypeKind::Structured(inner) = &field.dtype.kind {
-        info["fields"] = inner.iter().map(field_json).collect();
-    }
-    info
-}
-
 /// The fields of a structured array as JSON: a list of `{"name", "dtype", "offset",
 /// "itemsize", "shape"}` objects (nested records add `"fields"`); `[]` for other types. Free
 /// with `zarr_string_free`.
@@ -271,9 +250,12 @@ pub unsafe extern "C" fn zarr_array_fields_json(
     out_json: *mut *mut c_char,
 ) -> zarr_status {
     text_out(array, out_json, "out_json", |a| {
-        let fields: Value = fields_of(&a.metadata().dtype)
+        let fields: Value = a
+            .metadata()
+            .dtype
+            .fields()
             .iter()
-            .map(field_json)
+            .map(Field::to_json)
             .collect();
         Ok(fields.to_string())
     })
