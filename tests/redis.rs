@@ -6,7 +6,11 @@
 mod common;
 
 use common::server;
-use zarr::{Error, OpenMode, StoreHandle};
+use std::sync::Mutex;
+use zarr::{Array, Error, OpenMode, StoreHandle};
+
+/// Held by the tests that use the server, so that one's command counts are its own.
+static SERVER: Mutex<()> = Mutex::new(());
 
 /// Database `db` of the test server, emptied of the keys of zarr-python's default prefix.
 fn database(db: u32) -> Option<String> {
@@ -22,8 +26,84 @@ fn database(db: u32) -> Option<String> {
 
 #[test]
 fn redis_arrays_groups_and_consolidated_metadata() {
+    let _server = SERVER.lock().unwrap_or_else(|p| p.into_inner());
     let Some(url) = database(3) else { return };
     common::hierarchy(&url);
+}
+
+/// The calls the server has answered so far of each command in `commands` (INFO
+/// commandstats).
+fn command_calls(url: &str, commands: &[&str]) -> Vec<u64> {
+    let mut connection = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut connection)
+        .unwrap();
+    commands
+        .iter()
+        .map(|command| {
+            info.lines()
+                .find_map(|line| line.strip_prefix(&format!("cmdstat_{command}:calls=")))
+                .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn reads_fetch_chunks_in_batches() {
+    let _server = SERVER.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(url) = database(4) else { return };
+    let store = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    // 256 chunks of 16 × 16, and a sharded array of 16 shards.
+    let documents = [
+        (
+            "v2",
+            r#"{"zarr_format": 2, "shape": [256, 256], "chunks": [16, 16], "dtype": "<i4",
+            "compressor": {"id": "zstd", "level": 1}, "fill_value": -1, "filters": null}"#,
+        ),
+        (
+            "v3",
+            r#"{"zarr_format": 3, "node_type": "array", "shape": [256, 256],
+            "data_type": "int32", "fill_value": -1,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64, 64]}},
+            "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [16, 16],
+                "codecs": [{"name": "bytes"}, {"name": "zstd"}]}}]}"#,
+        ),
+    ];
+    let values = common::values(256 * 256);
+    for (path, document) in documents {
+        let array = Array::create(store.clone(), path, document).unwrap();
+        array.write_region(&[0, 0], &[256, 256], &values).unwrap();
+        let before = command_calls(&url, &["get", "mget"]);
+        let reopened = Array::open(store.clone(), path).unwrap();
+        let mut all = vec![0u8; values.len()];
+        reopened
+            .read_region(&[0, 0], &[256, 256], &mut all)
+            .unwrap();
+        assert!(all == values, "{path}: values read back");
+        let after = command_calls(&url, &["get", "mget"]);
+        let (gets, mgets) = (after[0] - before[0], after[1] - before[1]);
+        // v2: 256 chunks in batches of 16; v3: 16 shards in one batch. Before batching, a
+        // read sent a GET per chunk or shard.
+        assert!(gets <= 2, "{path}: {gets} GETs");
+        assert!((1..=20).contains(&mgets), "{path}: {mgets} MGETs");
+    }
+}
+
+#[test]
+fn batched_writes_replace_and_erase_every_chunk() {
+    let _server = SERVER.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(url) = database(5) else { return };
+    let store = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    let array = Array::create(store.clone(), "a", common::V2).unwrap();
+    array
+        .write_region(&[0, 0], &[40, 30], &common::values(1200))
+        .unwrap();
+    assert_eq!(store.list_prefix("a/").unwrap().len(), 1 + 3 * 2);
+    // Writing the fill value everywhere erases every chunk (`write_empty_chunks` off).
+    let fill: Vec<u8> = (0..1200).flat_map(|_| (-1i32).to_ne_bytes()).collect();
+    array.write_region(&[0, 0], &[40, 30], &fill).unwrap();
+    assert_eq!(store.list_prefix("a/").unwrap(), ["a/.zarray"]);
 }
 
 #[test]

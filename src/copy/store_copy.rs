@@ -199,9 +199,9 @@ fn copy_keys(
         hierarchy::create_ancestor_groups(dst, &dst_path, format)?;
     }
     let dst_entry_key = |entry: &Entry| dst_key(&entry.key);
-    let remote = [src, dst].iter().any(|s| s.capabilities().batched);
+    let batched = [src, dst].iter().any(|s| s.capabilities().batched);
     for batch in batches(&entries) {
-        match remote {
+        match batched {
             true => copy_in_flight(src, dst, batch, &dst_entry_key)?,
             false => parallel::run(|| {
                 batch

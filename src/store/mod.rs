@@ -8,6 +8,7 @@ mod access_mode;
 mod aws_profile;
 #[cfg(feature = "azure")]
 mod azure;
+pub(crate) mod batches;
 mod capabilities;
 #[cfg(feature = "dbm")]
 mod dbm;
@@ -142,28 +143,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         key: &(dyn Fn(usize) -> String + Sync),
         f: &Consume,
     ) -> Result<()> {
-        use rayon::prelude::*;
-        crate::parallel::run(|| {
-            (0..count)
-                .into_par_iter()
-                .try_for_each(|i| f(i, self.get(&key(i))?.as_deref()))
-        })
+        batches::get_each(self, count, key, f)
     }
     /// Runs `produce(0)`, ..., `produce(count - 1)` on the thread pool and stores what each
     /// gives: `(key, Some(value))` is set, `(key, None)` erased, `None` skipped; stops at the
     /// first error. Stores on a network keep many requests in flight, sending each value as
     /// it is produced; the others store it on the pool thread that produced it.
     fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
-        use rayon::prelude::*;
-        crate::parallel::run(|| {
-            (0..count)
-                .into_par_iter()
-                .try_for_each(|i| match produce(i)? {
-                    Some((key, Some(value))) => self.set(&key, &value),
-                    Some((key, None)) => self.erase(&key),
-                    None => Ok(()),
-                })
-        })
+        batches::set_each(self, count, produce)
     }
     /// Every key that starts with `prefix`, at any depth, sorted.
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;

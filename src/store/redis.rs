@@ -2,9 +2,11 @@
 //! `RedisStore` keeps them: the value of store key `k` is the Redis string `PREFIX:k` (prefix
 //! `zarr` unless the option `prefix` says otherwise). Through the `redis` crate's synchronous
 //! client, with a connection per thread at work (kept for the next call); listings use SCAN,
-//! never KEYS, so a large database is not blocked.
+//! never KEYS, so a large database is not blocked. Batches of values go in one round trip
+//! each (MGET, pipelined SET and DEL), a few batches at once on the thread pool.
 
-use super::{sorted_keys, Store, StoreOptions};
+use super::batches::{self, Changes, Values};
+use super::{sorted_keys, Capabilities, Consume, Parts, Produce, Store, StoreOptions, ValueReader};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use crate::redact::redact_url;
@@ -18,6 +20,11 @@ pub const DEFAULT_PREFIX: &str = "zarr";
 
 /// Keys SCAN is asked for per call.
 const SCAN_COUNT: usize = 1000;
+
+/// Values fetched or stored per round trip by the batched calls: enough that the round trips
+/// of a large read cost little beside the transfer, few enough that the values of the
+/// batches in flight (one per pool thread) stay a small part of memory.
+const BATCH: usize = 16;
 
 /// A Redis database as a store; see the module documentation.
 pub struct RedisStore {
@@ -147,6 +154,35 @@ impl RedisStore {
         Error::Io(message)
     }
 
+    /// The values under `keys`, in one round trip (MGET).
+    fn get_batch(&self, keys: &[String]) -> Result<Values> {
+        let names = keys
+            .iter()
+            .map(|key| validate_key(key).map(|()| self.redis_key(key)))
+            .collect::<Result<Vec<_>>>()?;
+        self.run(&batches::describe("reading", keys), |c| {
+            redis::cmd("MGET").arg(&names).query(c)
+        })
+    }
+
+    /// Stores `changes` (`None`: erase the key) in one round trip (a pipeline).
+    fn set_batch(&self, changes: Changes) -> Result<()> {
+        let mut pipe = redis::pipe();
+        let mut keys = Vec::with_capacity(changes.len());
+        for (key, value) in changes {
+            validate_key(&key)?;
+            let name = self.redis_key(&key);
+            match value {
+                Some(value) => pipe.cmd("SET").arg(name).arg(value).ignore(),
+                None => pipe.cmd("DEL").arg(name).ignore(),
+            };
+            keys.push(key);
+        }
+        self.run(&batches::describe("writing", &keys), |c| {
+            pipe.query::<()>(c)
+        })
+    }
+
     /// The store keys below `prefix`, sorted, from SCAN over `PREFIX:prefix*` (SCAN may
     /// give a key twice; keys that are not UTF-8 or not valid keys are left out).
     fn scan(&self, prefix: &str) -> Result<BTreeMap<String, ()>> {
@@ -248,6 +284,36 @@ impl Store for RedisStore {
         self.run(&format!("reading {key:?}"), |c| {
             redis::cmd("EXISTS").arg(&name).query(c)
         })
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            batched: true,
+            ..Capabilities::LOCAL
+        }
+    }
+
+    fn get_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        f: &Consume,
+    ) -> Result<()> {
+        batches::get_many(count, key, f, BATCH, |keys| self.get_batch(keys))
+    }
+
+    fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
+        batches::set_many(count, produce, BATCH, |changes| self.set_batch(changes))
+    }
+
+    fn open_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        _tail: u64,
+        _parts: &Parts,
+    ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
+        batches::open_many(count, key, BATCH, |keys| self.get_batch(keys))
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
