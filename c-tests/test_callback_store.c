@@ -2,7 +2,8 @@
  * behind a mutex) carrying arrays, groups, attributes and consolidated metadata, read with many
  * threads; callbacks that are not thread-safe; failures with their statuses and messages (never
  * the fill value); a store without a list function; release called once, after the last handle;
- * bad structures refused. */
+ * bad structures refused; batches through read_many and write_many, and their failures; a
+ * version 1 structure (without them) read no further than its end. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -20,6 +21,9 @@ typedef struct {
     int released;
     int calls_at_once, most_calls_at_once; /* to see whether calls overlapped */
     const char *fail_key;                  /* reads and sizes of this key fail */
+    int sizes, reads_many, writes_many;    /* calls of size, read_many, write_many */
+    int most_keys;                         /* the most keys one read_many or write_many had */
+    int skip_index;                        /* read_many leaves this index out (-1: none) */
 } map_store;
 
 static int find(map_store *m, const char *key) {
@@ -44,6 +48,7 @@ static zarr_status leave(map_store *m, zarr_status status) {
 static zarr_status map_size(void *user, const char *key, bool *exists, uint64_t *size) {
     map_store *m = user;
     enter(m);
+    m->sizes++;
     if (m->fail_key && strcmp(key, m->fail_key) == 0) {
         zarr_store_callback_error("the disk is on fire");
         return leave(m, ZARR_ERR_IO);
@@ -66,9 +71,8 @@ static zarr_status map_read(void *user, const char *key, uint64_t offset, void *
     return leave(m, ZARR_OK);
 }
 
-static zarr_status map_write(void *user, const char *key, const void *value, size_t length) {
-    map_store *m = user;
-    enter(m);
+/* Stores one value; the caller holds the lock. */
+static zarr_status map_put(map_store *m, const char *key, const void *value, size_t length) {
     int i = find(m, key);
     if (i < 0) {
         if (m->count == MAX_KEYS) {
@@ -83,12 +87,11 @@ static zarr_status map_write(void *user, const char *key, const void *value, siz
     m->values[i] = malloc(length ? length : 1);
     memcpy(m->values[i], value, length);
     m->lengths[i] = length;
-    return leave(m, ZARR_OK);
+    return ZARR_OK;
 }
 
-static zarr_status map_erase(void *user, const char *key) {
-    map_store *m = user;
-    enter(m);
+/* Removes one key; the caller holds the lock. */
+static void map_remove(map_store *m, const char *key) {
     int i = find(m, key);
     if (i >= 0) {
         free(m->keys[i]);
@@ -97,6 +100,55 @@ static zarr_status map_erase(void *user, const char *key) {
         m->keys[i] = m->keys[m->count];
         m->values[i] = m->values[m->count];
         m->lengths[i] = m->lengths[m->count];
+    }
+}
+
+static zarr_status map_write(void *user, const char *key, const void *value, size_t length) {
+    map_store *m = user;
+    enter(m);
+    return leave(m, map_put(m, key, value, length));
+}
+
+static zarr_status map_erase(void *user, const char *key) {
+    map_store *m = user;
+    enter(m);
+    map_remove(m, key);
+    return leave(m, ZARR_OK);
+}
+
+/* Gives the values of all keys in one call, the last first (any order is allowed). */
+static zarr_status map_read_many(void *user, size_t count, const char *const *keys, zarr_value_sink_fn put,
+                                 void *sink) {
+    map_store *m = user;
+    enter(m);
+    m->reads_many++;
+    if ((int)count > m->most_keys) m->most_keys = (int)count;
+    for (size_t n = count; n-- > 0;) {
+        if ((int)n == m->skip_index) continue;
+        if (m->fail_key && strcmp(keys[n], m->fail_key) == 0) {
+            zarr_store_callback_error("the disk is on fire");
+            return leave(m, ZARR_ERR_IO);
+        }
+        int i = find(m, keys[n]);
+        put(sink, n, i >= 0 ? m->values[i] : NULL, i >= 0 ? m->lengths[i] : 0);
+    }
+    if (m->skip_index == -2) put(sink, count, "x", 1); /* an index beyond the keys */
+    return leave(m, ZARR_OK);
+}
+
+static zarr_status map_write_many(void *user, size_t count, const char *const *keys, const void *const *values,
+                                  const size_t *lengths) {
+    map_store *m = user;
+    enter(m);
+    m->writes_many++;
+    if ((int)count > m->most_keys) m->most_keys = (int)count;
+    for (size_t n = 0; n < count; n++) {
+        if (!values[n]) {
+            map_remove(m, keys[n]);
+            continue;
+        }
+        zarr_status status = map_put(m, keys[n], values[n], lengths[n]);
+        if (status != ZARR_OK) return leave(m, status);
     }
     return leave(m, ZARR_OK);
 }
@@ -123,7 +175,7 @@ static void map_free(map_store *m) {
 
 static zarr_store_callbacks callbacks_of(map_store *m, int thread_safe) {
     zarr_store_callbacks cb = {ZARR_STORE_CALLBACKS_VERSION, thread_safe, "test-map", m, map_size,
-                               map_read, map_write, map_erase, map_list, map_release};
+                               map_read, map_write, map_erase, map_list, map_release, NULL, NULL};
     return cb;
 }
 
@@ -196,6 +248,19 @@ static void test_hierarchy(int thread_safe) {
     CHECK_CTX_CLEAR();
 }
 
+/* Reading all of `a` while the store fails on `key`: ZARR_ERR_IO, the callback's message, the
+ * store's name and `named` in the message. */
+static void read_fails_on(zarr_array *a, map_store *m, const char *key, const char *named) {
+    static double back[64 * 64];
+    uint64_t start[2] = {0, 0}, count[2] = {64, 64};
+    m->fail_key = key;
+    CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_IO);
+    CHECK_CONTAINS(zarr_last_error(), "the disk is on fire");
+    CHECK_CONTAINS(zarr_last_error(), named);
+    CHECK_CONTAINS(zarr_last_error(), "test-map");
+    m->fail_key = NULL;
+}
+
 /* A failing callback is the call's status, with its message and the key; never the fill value. */
 static void test_failures(void) {
     map_store m = {.count = 0};
@@ -208,12 +273,7 @@ static void test_failures(void) {
         return;
     zarr_array *a = create_array(s, "x", ARRAY);
     if (!a) return;
-    m.fail_key = "x/3.4";
-    CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_IO);
-    CHECK_CONTAINS(zarr_last_error(), "the disk is on fire");
-    CHECK_CONTAINS(zarr_last_error(), "x/3.4");
-    CHECK_CONTAINS(zarr_last_error(), "test-map");
-    m.fail_key = NULL;
+    read_fails_on(a, &m, "x/3.4", "x/3.4");
     /* A value shorter than its size said: the read callback's own status. */
     CHECK_OK(zarr_store_set(s, "x/0.0", "short", 5));
     m.lengths[find(&m, "x/0.0")] = 3; /* size now says 3; a chunk of 3 bytes is corrupt */
@@ -249,6 +309,101 @@ static void test_failures(void) {
     map_free(&m);
 }
 
+/* With read_many and write_many, whole reads and writes go in batches: no size or read call per
+ * chunk; a batch that leaves a key out or fails is an error naming the key, never the fill value. */
+static void test_batches(void) {
+    map_store m = {.count = 0, .skip_index = -1};
+    pthread_mutex_init(&m.lock, NULL);
+    zarr_store_callbacks cb = callbacks_of(&m, 1);
+    cb.read_many = map_read_many;
+    cb.write_many = map_write_many;
+    zarr_store *s = NULL;
+    static double values[64 * 64], back[64 * 64];
+    uint64_t start[2] = {0, 0}, count[2] = {64, 64};
+    if (!CHECK_OK(zarr_store_open_callbacks(&cb, ZARR_MODE_WRITE | ZARR_OPEN_IGNORE_CONSOLIDATED, &s)))
+        return;
+    zarr_array *a = create_array(s, "b", ARRAY);
+    fill(values);
+    if (!a || !CHECK_OK(zarr_array_write(a, 2, start, count, values, sizeof values))) return;
+    CHECK(m.writes_many >= 1 && find(&m, "b/7.7") >= 0);
+    int sizes = m.sizes, reads_many = m.reads_many;
+    CHECK(holds_values(a));
+    CHECK(m.sizes == sizes);                                  /* no size call per chunk */
+    CHECK(m.reads_many > reads_many && m.most_keys <= 64);    /* 64 chunks in batches */
+    CHECK(m.reads_many - reads_many <= 4);
+    /* A sharded v3 array: shards fetched in batches too, inner chunks cut from them. */
+    zarr_array *v3 = create_array(s, "v3",
+                                  "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[64,64],"
+                                  "\"data_type\":\"float64\",\"fill_value\":-1,\"chunk_grid\":{\"name\":"
+                                  "\"regular\",\"configuration\":{\"chunk_shape\":[32,32]}},\"codecs\":[{"
+                                  "\"name\":\"sharding_indexed\",\"configuration\":{\"chunk_shape\":[8,8],"
+                                  "\"codecs\":[{\"name\":\"bytes\"},{\"name\":\"zstd\"}]}}]}");
+    if (v3 && CHECK_OK(zarr_array_write(v3, 2, start, count, values, sizeof values))) {
+        sizes = m.sizes;
+        CHECK(holds_values(v3));
+        CHECK(m.sizes == sizes);
+    }
+    if (v3) CHECK_OK(zarr_array_close(v3));
+    /* Writing the fill value everywhere erases the chunks through write_many. */
+    for (int i = 0; i < 64 * 64; i++) back[i] = -1;
+    CHECK_OK(zarr_array_write(a, 2, start, count, back, sizeof back));
+    CHECK(find(&m, "b/0.0") < 0 && find(&m, "b/7.7") < 0);
+    CHECK_OK(zarr_array_write(a, 2, start, count, values, sizeof values));
+    /* A batch that fails: its status, message and the first key of the batch. */
+    read_fails_on(a, &m, "b/3.4", "read_many of \"b/");
+    /* ZARR_OK without a value for every key: an error naming the key left out. */
+    m.skip_index = 1;
+    CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_IO);
+    CHECK_CONTAINS(zarr_last_error(), "without giving key");
+    m.skip_index = -2;
+    CHECK_STATUS(zarr_array_read(a, 2, start, count, back, sizeof back), ZARR_ERR_IO);
+    CHECK_CONTAINS(zarr_last_error(), "beyond the");
+    m.skip_index = -1;
+    CHECK(holds_values(a));
+    CHECK_OK(zarr_array_close(a));
+    CHECK_OK(zarr_store_close(s));
+    /* read_many alone serves a read-only store; a writable one needs write_many too. */
+    cb.write_many = NULL;
+    CHECK_STATUS(zarr_store_open_callbacks(&cb, ZARR_MODE_WRITE, &s), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "write_many");
+    if (CHECK_OK(zarr_store_open_callbacks(&cb, ZARR_MODE_READ, &s))) {
+        a = open_array(s, "b");
+        CHECK(a && holds_values(a));
+        if (a) CHECK_OK(zarr_array_close(a));
+        CHECK_OK(zarr_store_close(s));
+    }
+    cb.read_many = NULL;
+    cb.write_many = map_write_many;
+    CHECK_STATUS(zarr_store_open_callbacks(&cb, ZARR_MODE_WRITE, &s), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "read_many");
+    map_free(&m);
+}
+
+/* A program built against version 1 of the structure (it ends after `release`) keeps working:
+ * libzarr reads no byte beyond it (the sanitizer runs see the structure's own allocation). */
+static void test_version_1(void) {
+    map_store m = {.count = 0, .skip_index = -1};
+    pthread_mutex_init(&m.lock, NULL);
+    zarr_store_callbacks full = callbacks_of(&m, 1);
+    full.version = 1;
+    size_t v1_size = offsetof(zarr_store_callbacks, read_many);
+    zarr_store_callbacks *v1 = malloc(v1_size);
+    memcpy(v1, &full, v1_size);
+    zarr_store *s = NULL;
+    static double values[64 * 64];
+    uint64_t start[2] = {0, 0}, count[2] = {64, 64};
+    if (CHECK_OK(zarr_store_open_callbacks(v1, ZARR_MODE_WRITE, &s))) {
+        zarr_array *a = create_array(s, "v1", ARRAY);
+        fill(values);
+        CHECK(a && CHECK_OK(zarr_array_write(a, 2, start, count, values, sizeof values)) && holds_values(a));
+        CHECK(m.reads_many == 0 && m.writes_many == 0 && m.sizes > 0);
+        if (a) CHECK_OK(zarr_array_close(a));
+        CHECK_OK(zarr_store_close(s));
+    }
+    free(v1);
+    map_free(&m);
+}
+
 /* Bad structures: refused with a message; release runs unless the version is wrong. */
 static void test_bad_callbacks(void) {
     map_store m = {.count = 0};
@@ -278,6 +433,8 @@ int main(void) {
     test_hierarchy(1);
     test_hierarchy(0);
     test_failures();
+    test_batches();
+    test_version_1();
     test_bad_callbacks();
     return check_summary("test_callback_store");
 }

@@ -28,7 +28,7 @@ module zarr
   integer, parameter, public :: ZARR_VERSION_MINOR = 1
   integer, parameter, public :: ZARR_VERSION_PATCH = 0
   integer, parameter, public :: ZARR_VERSION_NUMBER = 100
-  integer, parameter, public :: ZARR_STORE_CALLBACKS_VERSION = 1
+  integer, parameter, public :: ZARR_STORE_CALLBACKS_VERSION = 2
   integer, parameter, public :: ZARR_OK = 0
   integer, parameter, public :: ZARR_ERR_NULL_POINTER = -1
   integer, parameter, public :: ZARR_ERR_INVALID_ARGUMENT = -2
@@ -109,6 +109,8 @@ module zarr
     type(c_funptr) :: erase = c_null_funptr
     type(c_funptr) :: list = c_null_funptr
     type(c_funptr) :: release = c_null_funptr
+    type(c_funptr) :: read_many = c_null_funptr
+    type(c_funptr) :: write_many = c_null_funptr
   end type zarr_store_callbacks
 
   !> struct zarr_dim_selection of zarr.h (zero by default, as {0} in C).
@@ -173,17 +175,18 @@ module zarr
       zarr_ndims, zarr_shape, zarr_get, zarr_put, zarr_get_attrs, zarr_put_attrs
 
   ! The C API (zarr.h): its callback types, then its functions.
-  public :: zarr_key_sink_fn, zarr_visit_fn, zarr_progress_fn, zarr_copy_log_fn, &
-      zarr_store_callbacks_size_fn, zarr_store_callbacks_read_fn, zarr_store_callbacks_write_fn, &
-      zarr_store_callbacks_erase_fn, zarr_store_callbacks_list_fn, &
-      zarr_store_callbacks_release_fn, zarr_version_c, zarr_version_number_c, zarr_check_version, &
-      zarr_features, zarr_has_feature, zarr_last_error, zarr_string_free, zarr_status_name_c, &
-      zarr_store_open, zarr_store_open_options, zarr_store_flush, zarr_store_close, &
-      zarr_store_request_stats, zarr_consolidate_metadata, zarr_store_refresh_consolidated, &
-      zarr_store_uses_consolidated, zarr_store_callback_error, zarr_store_open_callbacks, &
-      zarr_store_value_size, zarr_store_get, zarr_store_set, zarr_store_erase, &
-      zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, zarr_store_rmdir, &
-      zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
+  public :: zarr_key_sink_fn, zarr_value_sink_fn, zarr_visit_fn, zarr_progress_fn, &
+      zarr_copy_log_fn, zarr_store_callbacks_size_fn, zarr_store_callbacks_read_fn, &
+      zarr_store_callbacks_write_fn, zarr_store_callbacks_erase_fn, zarr_store_callbacks_list_fn, &
+      zarr_store_callbacks_release_fn, zarr_store_callbacks_read_many_fn, &
+      zarr_store_callbacks_write_many_fn, zarr_version_c, zarr_version_number_c, &
+      zarr_check_version, zarr_features, zarr_has_feature, zarr_last_error, zarr_string_free, &
+      zarr_status_name_c, zarr_store_open, zarr_store_open_options, zarr_store_flush, &
+      zarr_store_close, zarr_store_request_stats, zarr_consolidate_metadata, &
+      zarr_store_refresh_consolidated, zarr_store_uses_consolidated, zarr_store_callback_error, &
+      zarr_store_open_callbacks, zarr_store_value_size, zarr_store_get, zarr_store_set, &
+      zarr_store_erase, zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, &
+      zarr_store_rmdir, zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
       zarr_group_zarr_format, zarr_group_open, zarr_group_close, zarr_group_list, &
       zarr_group_attrs_get, zarr_group_attrs_set, zarr_group_attrs_update, &
       zarr_group_attrs_delete, zarr_group_info_json, zarr_group_visit, zarr_group_tree_text, &
@@ -279,6 +282,13 @@ module zarr
       type(c_ptr), value :: sink
       type(c_ptr), value :: key
     end subroutine zarr_key_sink_fn
+    subroutine zarr_value_sink_fn(sink, index, value, length) bind(c)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: sink
+      integer(c_size_t), value :: index
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: length
+    end subroutine zarr_value_sink_fn
     function zarr_visit_fn(path, kind, zarr_format, user_data) bind(c)
       import :: c_int32_t, c_ptr
       type(c_ptr), value :: path
@@ -341,6 +351,24 @@ module zarr
       import :: c_ptr
       type(c_ptr), value :: user_data
     end subroutine zarr_store_callbacks_release_fn
+    function zarr_store_callbacks_read_many_fn(user_data, count, keys, put, sink) bind(c)
+      import :: c_funptr, c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: user_data
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: keys
+      type(c_funptr), value :: put
+      type(c_ptr), value :: sink
+      integer(c_int32_t) :: zarr_store_callbacks_read_many_fn
+    end function zarr_store_callbacks_read_many_fn
+    function zarr_store_callbacks_write_many_fn(user_data, count, keys, values, lengths) bind(c)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: user_data
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: keys
+      type(c_ptr), value :: values
+      type(c_ptr), value :: lengths
+      integer(c_int32_t) :: zarr_store_callbacks_write_many_fn
+    end function zarr_store_callbacks_write_many_fn
   end interface
 
   !> The functions of zarr.h.

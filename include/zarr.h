@@ -55,8 +55,9 @@
 
 /**
  * The version of `zarr_store_callbacks` this header describes: set its `version` to it.
+ * Version 1 (without `read_many` and `write_many`, which version 2 added) is accepted too.
  */
-#define ZARR_STORE_CALLBACKS_VERSION 1
+#define ZARR_STORE_CALLBACKS_VERSION 2
 
 /**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
@@ -150,6 +151,14 @@ typedef struct {
 typedef void (*zarr_key_sink_fn)(void *sink, const char *key);
 
 /**
+ * Receives the values a `read_many` callback fetches: `sink` as given to `read_many`, `index`
+ * the position of the value's key in its `keys`, `value` its `length` bytes (copied during
+ * the call) or NULL for a key that holds none. May be called from any thread, at once from
+ * several.
+ */
+typedef void (*zarr_value_sink_fn)(void *sink, size_t index, const void *value, size_t length);
+
+/**
  * The functions of a store kept by the caller (`zarr_store_open_callbacks`). Each returns
  * `ZARR_OK`, or a status saying what failed (`ZARR_ERR_NOT_FOUND`, `ZARR_ERR_IO`,
  * `ZARR_ERR_PERMISSION_DENIED`, `ZARR_ERR_TIMEOUT`, ...; other values are `ZARR_ERR_IO`),
@@ -211,6 +220,31 @@ typedef struct {
    * `version` is wrong: then nothing of the structure is used).
    */
   void (*release)(void *user_data);
+  /**
+   * Optional (version 2). Fetches the values under `keys[0]`, ..., `keys[count - 1]`
+   * together, as a store on a network does with many requests in flight, calling
+   * `put(sink, i, value, length)` for each before returning (value NULL: `keys[i]` holds
+   * none). With it, reads hand the store whole batches (every chunk or shard a read needs,
+   * `count` at most 64 per call, a call per libzarr thread at once) instead of a `size`
+   * and `read` per value; writes then go through `write_many`, which the store needs too
+   * in every mode but `ZARR_MODE_READ`.
+   */
+  zarr_status (*read_many)(void *user_data,
+                           size_t count,
+                           const char *const *keys,
+                           zarr_value_sink_fn put,
+                           void *sink);
+  /**
+   * Optional (version 2; required with `read_many` in every mode but `ZARR_MODE_READ`).
+   * Stores the `lengths[i]` bytes at `values[i]` under `keys[i]` for each `i` below
+   * `count`, or erases `keys[i]` where `values[i]` is NULL (a missing key is no error), each
+   * key replaced at once for other readers.
+   */
+  zarr_status (*write_many)(void *user_data,
+                            size_t count,
+                            const char *const *keys,
+                            const void *const *values,
+                            const size_t *lengths);
 } zarr_store_callbacks;
 
 /**
@@ -1033,7 +1067,7 @@ void zarr_store_callback_error(const char *message);
  * `ZARR_OPEN_IGNORE_CONSOLIDATED`). Partial-chunk writes of handles opened over the same
  * `user_data` exclude each other; the functions themselves must make each `write` replace
  * its value at once for other readers. A `version` other than
- * `ZARR_STORE_CALLBACKS_VERSION`, or a function the mode needs missing, is
+ * `ZARR_STORE_CALLBACKS_VERSION` or 1, or a function the mode needs missing, is
  * `ZARR_ERR_INVALID_ARGUMENT`.
  *
  * # Safety

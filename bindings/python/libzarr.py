@@ -160,7 +160,11 @@ _ERASE_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p)
 _KEY_SINK_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_char_p)
 _LIST_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, _KEY_SINK_FN, C.c_void_p)
 _RELEASE_FN = C.CFUNCTYPE(None, C.c_void_p)
-STORE_CALLBACKS_VERSION = 1
+_VALUE_SINK_FN = C.CFUNCTYPE(None, C.c_void_p, _sz, C.c_void_p, _sz)
+_READ_MANY_FN = C.CFUNCTYPE(_st, C.c_void_p, _sz, C.POINTER(C.c_char_p), _VALUE_SINK_FN, C.c_void_p)
+_WRITE_MANY_FN = C.CFUNCTYPE(_st, C.c_void_p, _sz, C.POINTER(C.c_char_p), C.POINTER(C.c_void_p),
+                             C.POINTER(_sz))
+STORE_CALLBACKS_VERSION = 2
 ERR_NOT_FOUND, ERR_IO, ERR_PERMISSION_DENIED, ERR_INTERNAL = -5, -11, -16, -99
 
 
@@ -168,7 +172,8 @@ class StoreCallbacks(C.Structure):
     """zarr_store_callbacks."""
     _fields_ = [("version", C.c_uint32), ("thread_safe", C.c_int32), ("name", C.c_char_p),
                 ("user_data", C.c_void_p), ("size", _SIZE_FN), ("read", _READ_FN), ("write", _WRITE_FN),
-                ("erase", _ERASE_FN), ("list", _LIST_FN), ("release", _RELEASE_FN)]
+                ("erase", _ERASE_FN), ("list", _LIST_FN), ("release", _RELEASE_FN),
+                ("read_many", _READ_MANY_FN), ("write_many", _WRITE_MANY_FN)]
 
 
 _SIGNATURES["zarr_store_open_callbacks"] = [C.POINTER(StoreCallbacks), C.c_int32, _out_h]

@@ -1,23 +1,37 @@
 //! Stores of the caller's own: a C program's functions as a store's backend (zarr-python's
 //! "any MutableMapping").
 
-use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
+use super::boundary::{give_handle, out_arg, run, str_arg};
 use super::status::*;
 use super::store::{access_mode, consolidated_use, zarr_open_mode, zarr_store};
 use crate::error::{Error, Result};
 use crate::open::open_backend;
-use crate::store::{Capabilities, OpenMode, Store, ValueReader};
+use crate::store::batches::{self, Changes, Values};
+use crate::store::{Capabilities, Consume, OpenMode, Parts, Produce, Store, ValueReader};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Mutex;
 
 /// The version of `zarr_store_callbacks` this header describes: set its `version` to it.
-pub const ZARR_STORE_CALLBACKS_VERSION: u32 = 1;
+/// Version 1 (without `read_many` and `write_many`, which version 2 added) is accepted too.
+pub const ZARR_STORE_CALLBACKS_VERSION: u32 = 2;
+
+/// The most keys one `read_many` or `write_many` call is given.
+const BATCH: usize = 64;
 
 /// Receives the keys a `list` callback finds: `sink` as given to `list`, `key` a
 /// NUL-terminated UTF-8 key, read during the call only.
 #[allow(non_camel_case_types)]
 pub type zarr_key_sink_fn = Option<unsafe extern "C" fn(sink: *mut c_void, key: *const c_char)>;
+
+/// Receives the values a `read_many` callback fetches: `sink` as given to `read_many`, `index`
+/// the position of the value's key in its `keys`, `value` its `length` bytes (copied during
+/// the call) or NULL for a key that holds none. May be called from any thread, at once from
+/// several.
+#[allow(non_camel_case_types)]
+pub type zarr_value_sink_fn = Option<
+    unsafe extern "C" fn(sink: *mut c_void, index: usize, value: *const c_void, length: usize),
+>;
 
 /// The functions of a store kept by the caller (`zarr_store_open_callbacks`). Each returns
 /// `ZARR_OK`, or a status saying what failed (`ZARR_ERR_NOT_FOUND`, `ZARR_ERR_IO`,
@@ -91,6 +105,35 @@ pub struct zarr_store_callbacks {
     /// are closed; when `zarr_store_open_callbacks` fails, before it returns (unless
     /// `version` is wrong: then nothing of the structure is used).
     pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+    /// Optional (version 2). Fetches the values under `keys[0]`, ..., `keys[count - 1]`
+    /// together, as a store on a network does with many requests in flight, calling
+    /// `put(sink, i, value, length)` for each before returning (value NULL: `keys[i]` holds
+    /// none). With it, reads hand the store whole batches (every chunk or shard a read needs,
+    /// `count` at most 64 per call, a call per libzarr thread at once) instead of a `size`
+    /// and `read` per value; writes then go through `write_many`, which the store needs too
+    /// in every mode but `ZARR_MODE_READ`.
+    pub read_many: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            count: usize,
+            keys: *const *const c_char,
+            put: zarr_value_sink_fn,
+            sink: *mut c_void,
+        ) -> zarr_status,
+    >,
+    /// Optional (version 2; required with `read_many` in every mode but `ZARR_MODE_READ`).
+    /// Stores the `lengths[i]` bytes at `values[i]` under `keys[i]` for each `i` below
+    /// `count`, or erases `keys[i]` where `values[i]` is NULL (a missing key is no error), each
+    /// key replaced at once for other readers.
+    pub write_many: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            count: usize,
+            keys: *const *const c_char,
+            values: *const *const c_void,
+            lengths: *const usize,
+        ) -> zarr_status,
+    >,
 }
 
 thread_local! {
@@ -123,7 +166,7 @@ pub unsafe extern "C" fn zarr_store_callback_error(message: *const c_char) {
 /// `ZARR_OPEN_IGNORE_CONSOLIDATED`). Partial-chunk writes of handles opened over the same
 /// `user_data` exclude each other; the functions themselves must make each `write` replace
 /// its value at once for other readers. A `version` other than
-/// `ZARR_STORE_CALLBACKS_VERSION`, or a function the mode needs missing, is
+/// `ZARR_STORE_CALLBACKS_VERSION` or 1, or a function the mode needs missing, is
 /// `ZARR_ERR_INVALID_ARGUMENT`.
 ///
 /// # Safety
@@ -136,11 +179,12 @@ pub unsafe extern "C" fn zarr_store_open_callbacks(
     out_store: *mut *mut zarr_store,
 ) -> zarr_status {
     run(|| {
-        let callbacks = ref_arg(callbacks, "callbacks")?;
+        // SAFETY: a non-NULL `callbacks` points to a structure of the version it states.
+        let callbacks = unsafe { callbacks_arg(callbacks)? };
         let out = out_arg(out_store, "out_store")?;
         let mode_asked = access_mode(mode)?;
         let open = mode_asked.open_mode();
-        let backend = CallbackStore::new(callbacks, open)?;
+        let backend = CallbackStore::new(&callbacks, open)?;
         let (name, scope) = (backend.name.clone(), format!("{:p}", callbacks.user_data));
         let inner = open_backend(
             Box::new(backend),
@@ -152,6 +196,40 @@ pub unsafe extern "C" fn zarr_store_open_callbacks(
         give_handle(out, zarr_store { inner });
         Ok(())
     })
+}
+
+/// The caller's structure, as long as its `version` says it is: a version 1 structure ends
+/// before `read_many`, which then stays NULL, as does `write_many`.
+///
+/// # Safety
+/// `callbacks` must be NULL or point to a structure of the version it states.
+unsafe fn callbacks_arg(callbacks: *const zarr_store_callbacks) -> Result<zarr_store_callbacks> {
+    if callbacks.is_null() {
+        return Err(Error::NullPointer("argument callbacks is NULL".into()));
+    }
+    // SAFETY: every version begins with `version`.
+    let version = unsafe { std::ptr::addr_of!((*callbacks).version).read_unaligned() };
+    let length = match version {
+        1 => std::mem::offset_of!(zarr_store_callbacks, read_many),
+        ZARR_STORE_CALLBACKS_VERSION => std::mem::size_of::<zarr_store_callbacks>(),
+        _ => {
+            return Err(Error::InvalidArgument(format!(
+                "zarr_store_callbacks version {version} is not {ZARR_STORE_CALLBACKS_VERSION} (or 1), the versions this library knows"
+            )))
+        }
+    };
+    // SAFETY: the structure's members are integers, pointers and optional functions, for all
+    // of which zero bits are a valid value (0, NULL, none).
+    let mut taken: zarr_store_callbacks = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's structure holds `length` bytes, as its version says.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            callbacks.cast::<u8>(),
+            std::ptr::from_mut(&mut taken).cast::<u8>(),
+            length,
+        )
+    };
+    Ok(taken)
 }
 
 /// The caller's functions as a [`Store`].
@@ -186,15 +264,9 @@ impl Drop for CallbackStore {
 }
 
 impl CallbackStore {
-    /// Takes the functions of `callbacks`, checking the version and the functions `mode`
-    /// needs. Once the version is right, a failure releases `user_data` (as dropping does).
+    /// Takes the functions of `callbacks` (of a version [`callbacks_arg`] checked), checking
+    /// those `mode` needs. A failure releases `user_data` (as dropping does).
     fn new(callbacks: &zarr_store_callbacks, mode: OpenMode) -> Result<CallbackStore> {
-        if callbacks.version != ZARR_STORE_CALLBACKS_VERSION {
-            return Err(Error::InvalidArgument(format!(
-                "zarr_store_callbacks version {} is not {ZARR_STORE_CALLBACKS_VERSION}, the version this library knows",
-                callbacks.version
-            )));
-        }
         let name = match callbacks.name.is_null() {
             true => Ok("callbacks".to_string()),
             false => str_arg(callbacks.name, "callbacks->name").map(str::to_string),
@@ -215,6 +287,14 @@ impl CallbackStore {
             ("read", f.read.is_some()),
             ("write", mode == OpenMode::Read || f.write.is_some()),
             ("erase", mode == OpenMode::Read || f.erase.is_some()),
+            (
+                "write_many (it has read_many)",
+                mode == OpenMode::Read || f.read_many.is_none() || f.write_many.is_some(),
+            ),
+            (
+                "read_many (it has write_many)",
+                f.write_many.is_none() || f.read_many.is_some(),
+            ),
         ];
         if let Some((what, _)) = needed.iter().find(|(_, there)| !there) {
             return Err(Error::InvalidArgument(format!(
@@ -233,15 +313,20 @@ impl CallbackStore {
         key: &str,
         call: impl FnOnce(*const c_char) -> zarr_status,
     ) -> Result<()> {
-        let key_c = CString::new(key)
-            .map_err(|_| Error::InvalidPath(format!("store key {key:?} holds a NUL")))?;
+        let key_c = c_key(key)?;
+        self.call_on(&format!("{what} of key {key:?}"), || call(key_c.as_ptr()))
+    }
+
+    /// Runs `call` (one of the caller's functions, doing `what`) and turns a failing status
+    /// into the error it names, with the callback's message.
+    fn call_on(&self, what: &str, call: impl FnOnce() -> zarr_status) -> Result<()> {
         CALLBACK_ERROR.with(|m| m.borrow_mut().take());
         let status = {
             let _turn = self
                 .one_at_a_time
                 .as_ref()
                 .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()));
-            call(key_c.as_ptr())
+            call()
         };
         if status == ZARR_OK {
             return Ok(());
@@ -249,10 +334,7 @@ impl CallbackStore {
         let said = CALLBACK_ERROR
             .with(|m| m.borrow_mut().take())
             .unwrap_or_else(|| format!("status {status}"));
-        let message = format!(
-            "{what} of key {key:?} in store {:?} failed: {said}",
-            self.name
-        );
+        let message = format!("{what} in store {:?} failed: {said}", self.name);
         Err(match status {
             ZARR_ERR_NOT_FOUND => Error::NotFound(message),
             ZARR_ERR_PERMISSION_DENIED => Error::PermissionDenied(message),
@@ -295,6 +377,82 @@ impl CallbackStore {
                     offset,
                     buf.as_mut_ptr().cast(),
                     buf.len(),
+                )
+            }
+        })
+    }
+
+    /// The values under `keys`, from one call of `read_many`.
+    fn get_batch(&self, keys: &[String]) -> Result<Values> {
+        let read_many = self.required(self.functions.read_many, "read_many")?;
+        let keys_c = keys.iter().map(|k| c_key(k)).collect::<Result<Vec<_>>>()?;
+        let pointers: Vec<*const c_char> = keys_c.iter().map(|k| k.as_ptr()).collect();
+        let found = ValuesFound {
+            values: Mutex::new(vec![None; keys.len()]),
+            wrong_index: Mutex::new(None),
+        };
+        let what = batches::describe("read_many of", keys);
+        self.call_on(&what, || {
+            // SAFETY: the caller's function with its `user_data`, `count` keys valid during the
+            // call, and `put_value` with the `ValuesFound` it suits, which outlives the call.
+            unsafe {
+                read_many(
+                    self.user_data,
+                    keys.len(),
+                    pointers.as_ptr(),
+                    Some(put_value),
+                    std::ptr::from_ref(&found).cast_mut().cast(),
+                )
+            }
+        })?;
+        let failed =
+            |problem: String| Error::Io(format!("{what} in store {:?}: {problem}", self.name));
+        if let Some(index) = *found.wrong_index.lock().unwrap_or_else(|p| p.into_inner()) {
+            return Err(failed(format!(
+                "it gave a value for index {index}, beyond the {} keys asked for",
+                keys.len()
+            )));
+        }
+        let values = found.values.into_inner().unwrap_or_else(|p| p.into_inner());
+        values
+            .into_iter()
+            .zip(keys)
+            .map(|(value, key)| {
+                value.ok_or_else(|| {
+                    failed(format!("it returned ZARR_OK without giving key {key:?}"))
+                })
+            })
+            .collect()
+    }
+
+    /// Stores `changes` with one call of `write_many`.
+    fn set_batch(&self, changes: Changes) -> Result<()> {
+        let write_many = self.required(self.functions.write_many, "write_many")?;
+        let keys: Vec<String> = changes.iter().map(|(key, _)| key.clone()).collect();
+        let keys_c = keys.iter().map(|k| c_key(k)).collect::<Result<Vec<_>>>()?;
+        let pointers: Vec<*const c_char> = keys_c.iter().map(|k| k.as_ptr()).collect();
+        let values: Vec<*const c_void> = changes
+            .iter()
+            .map(|(_, value)| {
+                value
+                    .as_ref()
+                    .map_or(std::ptr::null(), |v| v.as_ptr().cast())
+            })
+            .collect();
+        let lengths: Vec<usize> = changes
+            .iter()
+            .map(|(_, value)| value.as_ref().map_or(0, Vec::len))
+            .collect();
+        self.call_on(&batches::describe("write_many of", &keys), || {
+            // SAFETY: the caller's function with its `user_data` and `count` keys, values
+            // and lengths, all valid during the call.
+            unsafe {
+                write_many(
+                    self.user_data,
+                    keys.len(),
+                    pointers.as_ptr(),
+                    values.as_ptr(),
+                    lengths.as_ptr(),
                 )
             }
         })
@@ -370,7 +528,42 @@ impl Store for CallbackStore {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             listing: self.functions.list.is_some(),
+            batched: self.functions.read_many.is_some(),
             ..Capabilities::LOCAL
+        }
+    }
+
+    fn get_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        f: &Consume,
+    ) -> Result<()> {
+        match self.functions.read_many {
+            Some(_) => batches::get_many(count, key, f, BATCH, |keys| self.get_batch(keys)),
+            None => batches::get_each(self, count, key, f),
+        }
+    }
+
+    fn set_many(&self, count: usize, produce: &Produce) -> Result<()> {
+        match self.functions.write_many {
+            Some(_) => batches::set_many(count, produce, BATCH, |c| self.set_batch(c)),
+            None => batches::set_each(self, count, produce),
+        }
+    }
+
+    fn open_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        tail: u64,
+        _parts: &Parts,
+    ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
+        match self.functions.read_many {
+            Some(_) => batches::open_many(count, key, BATCH, |keys| self.get_batch(keys)),
+            None => (0..count)
+                .map(|i| self.open_value_tail(&key(i), tail))
+                .collect(),
         }
     }
 
@@ -438,6 +631,41 @@ unsafe extern "C" fn add_key(sink: *mut c_void, key: *const c_char) {
         Ok(_) => {}
         Err(_) => found.not_utf8 = true,
     }
+}
+
+/// What a `read_many` callback has passed to [`put_value`] so far.
+struct ValuesFound {
+    /// By index: `None` until given, then the value (`None`: the key holds none).
+    values: Mutex<Vec<Option<Option<Vec<u8>>>>>,
+    /// An index beyond the keys asked for, if the callback gave one.
+    wrong_index: Mutex<Option<usize>>,
+}
+
+/// The `put` function handed to `read_many`: keeps a copy of value `index`.
+unsafe extern "C" fn put_value(
+    sink: *mut c_void,
+    index: usize,
+    value: *const c_void,
+    length: usize,
+) {
+    if sink.is_null() {
+        return;
+    }
+    // SAFETY: `sink` is the `ValuesFound` that `get_batch` handed to `read_many`, and the
+    // caller's function calls this during that call; `value` is NULL or holds `length` bytes.
+    let found = unsafe { &*sink.cast::<ValuesFound>() };
+    let copy = (!value.is_null())
+        .then(|| unsafe { std::slice::from_raw_parts(value.cast::<u8>(), length) }.to_vec());
+    let mut values = found.values.lock().unwrap_or_else(|p| p.into_inner());
+    match values.get_mut(index) {
+        Some(slot) => *slot = Some(copy),
+        None => *found.wrong_index.lock().unwrap_or_else(|p| p.into_inner()) = Some(index),
+    }
+}
+
+/// `key` as the C string handed to the caller's functions.
+fn c_key(key: &str) -> Result<CString> {
+    CString::new(key).map_err(|_| Error::InvalidPath(format!("store key {key:?} holds a NUL")))
 }
 
 /// A value of a [`CallbackStore`], read in parts with its `read` function.
