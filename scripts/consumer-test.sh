@@ -29,7 +29,7 @@ quiet cmake --build "$work/libzarr"
 quiet cmake --install "$work/libzarr" --prefix "$work/prefix"
 prefix=$work/prefix
 for file in include/zarr.h include/zarr.hpp include/zarr.mod lib/libzarr_fortran.a \
-  lib/gdalplugins/gdal_LIBZARR.so share/doc/zarr/LICENSE; do
+  lib/gdalplugins/gdal_LIBZARR.so share/doc/libzarr/LICENSE; do
   [ -f "$prefix/$file" ] || { echo "the install lacks $file" >&2; exit 1; }
 done
 # The shared library exports the C API alone (build.rs hides what dependencies export).
