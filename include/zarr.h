@@ -224,10 +224,11 @@ typedef struct {
    * Optional (version 2). Fetches the values under `keys[0]`, ..., `keys[count - 1]`
    * together, as a store on a network does with many requests in flight, calling
    * `put(sink, i, value, length)` for each before returning (value NULL: `keys[i]` holds
-   * none). With it, reads hand the store whole batches (every chunk or shard a read needs,
-   * `count` at most 64 per call, a call per libzarr thread at once) instead of a `size`
-   * and `read` per value; writes then go through `write_many`, which the store needs too
-   * in every mode but `ZARR_MODE_READ`.
+   * none). With it, reads hand the store whole batches (every chunk a read needs and
+   * every shard it needs whole, `count` at most 64 per call, a call per libzarr thread at
+   * once) instead of a `size` and a `read` per value (parts of shards are still read with
+   * `read`); writes then go through `write_many`, which the store needs too in every mode
+   * but `ZARR_MODE_READ`.
    */
   zarr_status (*read_many)(void *user_data,
                            size_t count,

@@ -7,7 +7,7 @@ use super::store::{access_mode, consolidated_use, zarr_open_mode, zarr_store};
 use crate::error::{Error, Result};
 use crate::open::open_backend;
 use crate::store::batches::{self, Changes, Values};
-use crate::store::{Capabilities, Consume, OpenMode, Parts, Produce, Store, ValueReader};
+use crate::store::{Capabilities, Consume, OpenMode, Produce, Store, ValueReader};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Mutex;
@@ -108,10 +108,11 @@ pub struct zarr_store_callbacks {
     /// Optional (version 2). Fetches the values under `keys[0]`, ..., `keys[count - 1]`
     /// together, as a store on a network does with many requests in flight, calling
     /// `put(sink, i, value, length)` for each before returning (value NULL: `keys[i]` holds
-    /// none). With it, reads hand the store whole batches (every chunk or shard a read needs,
-    /// `count` at most 64 per call, a call per libzarr thread at once) instead of a `size`
-    /// and `read` per value; writes then go through `write_many`, which the store needs too
-    /// in every mode but `ZARR_MODE_READ`.
+    /// none). With it, reads hand the store whole batches (every chunk a read needs and
+    /// every shard it needs whole, `count` at most 64 per call, a call per libzarr thread at
+    /// once) instead of a `size` and a `read` per value (parts of shards are still read with
+    /// `read`); writes then go through `write_many`, which the store needs too in every mode
+    /// but `ZARR_MODE_READ`.
     pub read_many: Option<
         unsafe extern "C" fn(
             user_data: *mut c_void,
@@ -549,21 +550,6 @@ impl Store for CallbackStore {
         match self.functions.write_many {
             Some(_) => batches::set_many(count, produce, BATCH, |c| self.set_batch(c)),
             None => batches::set_each(self, count, produce),
-        }
-    }
-
-    fn open_many(
-        &self,
-        count: usize,
-        key: &(dyn Fn(usize) -> String + Sync),
-        tail: u64,
-        _parts: &Parts,
-    ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
-        match self.functions.read_many {
-            Some(_) => batches::open_many(count, key, BATCH, |keys| self.get_batch(keys)),
-            None => (0..count)
-                .map(|i| self.open_value_tail(&key(i), tail))
-                .collect(),
         }
     }
 
