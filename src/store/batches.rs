@@ -1,11 +1,10 @@
-//! Ways to carry out the calls for many keys ([`Store::get_many`],
-//! [`Store::set_many`], [`Store::open_many`]): key by key on the thread pool
-//! (a store without batches), or, for a store whose requests cost a round trip each but that
-//! takes many keys in one request (Redis's MGET and pipelines, a caller's `read_many`), in
+//! Ways to carry out the calls for many keys ([`Store::get_many`], [`Store::set_many`]): key
+//! by key on the thread pool (a store without batches), or, for a store whose requests cost a
+//! round trip each but that takes many keys in one request (Redis's MGET and pipelines, a caller's `read_many`), in
 //! batches of a fixed size, one request each, a batch per pool thread at a time, each value
 //! handed over on the thread that fetched its batch.
 
-use super::{Consume, Produce, Store, ValueReader};
+use super::{Consume, Produce, Store};
 use crate::error::Result;
 use rayon::prelude::*;
 
@@ -44,7 +43,7 @@ pub fn set_each<S: Store + ?Sized>(store: &S, count: usize, produce: &Produce) -
 }
 
 /// The index ranges of `count` items in batches of `size`.
-fn batches(
+pub fn ranges(
     count: usize,
     size: usize,
 ) -> impl IndexedParallelIterator<Item = std::ops::Range<usize>> {
@@ -63,7 +62,7 @@ pub fn get_many(
     get_batch: impl Fn(&[String]) -> Result<Values> + Sync,
 ) -> Result<()> {
     crate::parallel::run(|| {
-        batches(count, size).try_for_each(|range| {
+        ranges(count, size).try_for_each(|range| {
             let keys: Vec<String> = range.clone().map(key).collect();
             let values = get_batch(&keys)?;
             range
@@ -81,7 +80,7 @@ pub fn set_many(
     set_batch: impl Fn(Changes) -> Result<()> + Sync,
 ) -> Result<()> {
     crate::parallel::run(|| {
-        batches(count, size).try_for_each(|range| {
+        ranges(count, size).try_for_each(|range| {
             let changes: Changes = range
                 .map(produce)
                 .collect::<Result<Vec<_>>>()?
@@ -94,26 +93,6 @@ pub fn set_many(
             }
         })
     })
-}
-
-/// [`Store::open_many`] through `get_batch`: every value fetched whole, as such stores'
-/// [`Store::open_value`] gives it.
-pub fn open_many<'a>(
-    count: usize,
-    key: &(dyn Fn(usize) -> String + Sync),
-    size: usize,
-    get_batch: impl Fn(&[String]) -> Result<Values> + Sync,
-) -> Result<Vec<Option<Box<dyn ValueReader + 'a>>>> {
-    let fetched: Vec<Values> = crate::parallel::run(|| {
-        batches(count, size)
-            .map(|range| get_batch(&range.map(key).collect::<Vec<_>>()))
-            .collect()
-    })?;
-    Ok(fetched
-        .into_iter()
-        .flatten()
-        .map(|value| value.map(|v| Box::new(v) as Box<dyn ValueReader>))
-        .collect())
 }
 
 /// What a batch of `keys` does, for messages: `reading "a/0" and 15 more keys`.

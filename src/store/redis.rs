@@ -313,7 +313,18 @@ impl Store for RedisStore {
         _tail: u64,
         _parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
-        batches::open_many(count, key, BATCH, |keys| self.get_batch(keys))
+        use rayon::prelude::*;
+        // Values come whole, as `open_value` gives them: a batch per round trip.
+        let fetched: Vec<Values> = crate::parallel::run(|| {
+            batches::ranges(count, BATCH)
+                .map(|range| self.get_batch(&range.map(key).collect::<Vec<_>>()))
+                .collect()
+        })?;
+        Ok(fetched
+            .into_iter()
+            .flatten()
+            .map(|value| value.map(|v| Box::new(v) as Box<dyn ValueReader>))
+            .collect())
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
