@@ -266,7 +266,7 @@ fn product(dims: &[u64]) -> Option<u64> {
 
 impl ShardLevel {
     fn index_len(&self) -> usize {
-        self.count * 16 + if self.index.checksum { 4 } else { 0 }
+        self.index.len(self.count)
     }
 
     /// Reads and checks the index of the shard in `region`.
@@ -287,13 +287,10 @@ impl ShardLevel {
     /// entry inside the shard and outside the index, no two entries overlapping.
     fn decode_index(&self, bytes: &[u8], len: u64, name: &str) -> Result<ShardIndex> {
         let corrupt = |why: String| Error::CorruptChunk(format!("{name}: {why}"));
-        let body = &bytes[..self.count * 16];
-        if self.index.checksum {
-            let stored = u32::from_le_bytes(bytes[self.count * 16..].try_into().expect("4 bytes"));
-            if crc32c::crc32c(body) != stored {
-                return Err(corrupt("the index checksum (crc32c) does not match".into()));
-            }
-        }
+        let body = self
+            .index
+            .entries(bytes)
+            .map_err(|e| corrupt(format!("the index: {e}")))?;
         let word = |b: &[u8]| {
             let b: [u8; 8] = b.try_into().expect("8 bytes");
             if self.index.big_endian {
@@ -363,10 +360,7 @@ impl ShardLevel {
                 });
             }
         }
-        if self.index.checksum {
-            let crc = crc32c::crc32c(&index);
-            index.extend(crc.to_le_bytes());
-        }
+        let mut index = self.index.encode(index)?;
         let shard = if self.at_start {
             index.extend(out);
             index
@@ -1049,6 +1043,66 @@ mod tests {
                 "codecs": [{"name": "bytes"}]}}, {"name": "zstd"}, {"name": "crc32c"}]"#,
         ] {
             check_against_model(codecs);
+        }
+    }
+
+    /// numcodecs' CRC32 and Adler32 after the index, as zarr-python writes them: the checksum
+    /// before the index (their default) or after it, and a flipped bit found.
+    #[test]
+    fn index_checksums_of_numcodecs_go_where_their_location_says() {
+        for (codec, at_start) in [
+            (r#"{"name": "numcodecs.crc32", "configuration": {}}"#, true),
+            (
+                r#"{"name": "numcodecs.adler32", "configuration": {"location": "end"}}"#,
+                false,
+            ),
+        ] {
+            let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+            let doc = format!(
+                r#"{{"zarr_format": 3, "shape": [4, 6], "data_type": "int32",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [4, 6]}}}},
+                "fill_value": -1, "codecs": [{{"name": "sharding_indexed", "configuration": {{
+                    "chunk_shape": [2, 3], "codecs": [{{"name": "bytes"}}],
+                    "index_codecs": [{{"name": "bytes"}}, {codec}]}}}}]}}"#
+            );
+            let a = Array::create(store.clone(), "a", &doc).unwrap();
+            a.write_region(&[0, 0], &[4, 6], &values(24)).unwrap();
+            let mut out = vec![0u8; 24 * 4];
+            a.read_region(&[0, 0], &[4, 6], &mut out).unwrap();
+            assert_eq!(out, values(24), "{codec}");
+            // 4 inner chunks of 24 bytes, then the 68-byte index.
+            let shard = store.get("a/c/0/0").unwrap().unwrap();
+            assert_eq!(shard.len(), 96 + 68, "{codec}");
+            let (sum, entries) = match at_start {
+                true => (&shard[96..100], &shard[100..]),
+                false => (&shard[160..], &shard[96..160]),
+            };
+            let expected = match at_start {
+                true => {
+                    let mut crc = flate2::Crc::new();
+                    crc.update(entries);
+                    crc.sum()
+                }
+                // Adler-32 by its definition (RFC 1950), apart from the codec's own.
+                false => {
+                    let (a, b) = entries.iter().fold((1u32, 0u32), |(a, b), &x| {
+                        let a = (a + u32::from(x)) % 65521;
+                        (a, (b + a) % 65521)
+                    });
+                    (b << 16) | a
+                }
+            };
+            assert_eq!(sum, expected.to_le_bytes(), "{codec}");
+            assert_eq!(
+                &entries[..16],
+                [0, 0, 0, 0, 0, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0]
+            );
+            let mut bad = shard.clone();
+            bad[110] ^= 1;
+            store.set("a/c/0/0", &bad).unwrap();
+            let err = a.read_region(&[0, 0], &[4, 6], &mut out).unwrap_err();
+            assert!(matches!(err, Error::CorruptChunk(_)), "{codec}: {err}");
+            assert!(err.to_string().contains("a/c/0/0"), "{codec}: {err}");
         }
     }
 

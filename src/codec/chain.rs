@@ -10,7 +10,8 @@
 //! names (`zstd`, `numcodecs.zstd`), so stored bytes are the same whichever names them.
 
 use super::bit_packing::BitPacking;
-use super::filter::{self};
+use super::filter::{self, Filter};
+use super::filters::checksum32::Checksum32;
 use super::filters::numeric::ElemType;
 use super::pipeline::{CodecPipeline, Step};
 use super::swap_bytes::SwapBytes;
@@ -19,14 +20,40 @@ use crate::dtype::v3::{name_and_configuration, ObjectKind};
 use crate::dtype::{ByteOrder, DataType, DataTypeKind, ObjectCodec};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
-/// How a shard's index is encoded: `bytes` (either endian), optionally followed by `crc32c`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a shard's index is encoded: `bytes` (either endian), optionally followed by a
+/// checksum codec (`crc32c`, `numcodecs.crc32` or `numcodecs.adler32`, as zarr-python writes
+/// them), whose 4 bytes go after the index or before it.
+#[derive(Debug, Clone)]
 pub struct ShardIndexCodecs {
     /// The index's integers are big-endian.
     pub big_endian: bool,
-    /// A CRC32C of the index follows it.
-    pub checksum: bool,
+    /// The checksum codec and its canonical v3 form, if any.
+    pub checksum: Option<(Checksum32, Value)>,
+}
+
+impl ShardIndexCodecs {
+    /// Bytes the encoded index of `count` entries takes.
+    pub fn len(&self, count: usize) -> usize {
+        count * 16 + if self.checksum.is_some() { 4 } else { 0 }
+    }
+
+    /// The index's entries from its encoded bytes, the checksum checked.
+    pub fn entries<'a>(&self, encoded: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        match &self.checksum {
+            None => Ok(Cow::Borrowed(encoded)),
+            Some((filter, _)) => filter.decode(encoded, encoded.len()).map(Cow::Owned),
+        }
+    }
+
+    /// The encoded index of the `entries`.
+    pub fn encode(&self, entries: Vec<u8>) -> Result<Vec<u8>> {
+        match &self.checksum {
+            None => Ok(entries),
+            Some((filter, _)) => filter.encode(&entries),
+        }
+    }
 }
 
 /// The `sharding_indexed` codec: a chunk of the grid (a shard) holds inner chunks, each
@@ -525,7 +552,7 @@ impl<'a> Builder<'a> {
         let canonical = json!({"name": "sharding_indexed", "configuration": {
             "chunk_shape": inner_seen,
             "codecs": chain.canonical,
-            "index_codecs": index_canonical(index),
+            "index_codecs": index_canonical(&index),
             "index_location": if index_at_start { "start" } else { "end" },
         }});
         self.out.sharding = Some(Box::new(Sharding {
@@ -657,7 +684,15 @@ fn blosc_v3(config: &Map<String, Value>, dtype: &DataType) -> Result<(blosc::Blo
     Ok((codec, canonical))
 }
 
-/// The shard index codecs libzarr reads: `bytes` (any endian), then optionally `crc32c`.
+/// Checksum codecs a shard index may end with, by v3 name, with their numcodecs id.
+const INDEX_CHECKSUMS: [(&str, &str); 3] = [
+    ("crc32c", "crc32c"),
+    ("numcodecs.crc32", "crc32"),
+    ("numcodecs.adler32", "adler32"),
+];
+
+/// The shard index codecs libzarr reads: `bytes` (any endian), then optionally one checksum
+/// codec of [`INDEX_CHECKSUMS`].
 fn index_codecs(list: &[Value]) -> Result<ShardIndexCodecs> {
     let names: Vec<(&str, Option<&Map<String, Value>>)> = list
         .iter()
@@ -665,20 +700,29 @@ fn index_codecs(list: &[Value]) -> Result<ShardIndexCodecs> {
         .collect::<Result<_>>()?;
     let unsupported = || {
         Error::Unsupported(format!(
-            "index_codecs {:?} (libzarr reads [bytes] or [bytes, crc32c])",
+            "index_codecs {:?} (libzarr reads bytes, then optionally one of crc32c, numcodecs.crc32 or numcodecs.adler32)",
             names.iter().map(|(n, _)| n).collect::<Vec<_>>()
         ))
     };
-    let (first, rest) = names.split_first().ok_or_else(unsupported)?;
-    if first.0 != "bytes"
-        || !matches!(
-            rest.iter().map(|(n, _)| *n).collect::<Vec<_>>().as_slice(),
-            [] | ["crc32c"]
-        )
-    {
-        return Err(unsupported());
-    }
-    let big_endian = match first.1.and_then(|c| c.get("endian")) {
+    let checksum = match names.as_slice() {
+        [("bytes", _)] => None,
+        [("bytes", _), (name, config)] => {
+            let &(_, id) = INDEX_CHECKSUMS
+                .iter()
+                .find(|(known, _)| known == name)
+                .ok_or_else(unsupported)?;
+            let config = config.cloned().unwrap_or_default();
+            let filter = filters::checksum32::Checksum32::from_config(&config, id)
+                .map_err(|e| e.context("index_codecs"))?;
+            let canonical = match config.is_empty() {
+                true if *name == "crc32c" => json!({"name": name}),
+                _ => json!({"name": name, "configuration": config}),
+            };
+            Some((filter, canonical))
+        }
+        _ => return Err(unsupported()),
+    };
+    let big_endian = match names[0].1.and_then(|c| c.get("endian")) {
         None => false,
         Some(v) if v == "little" => false,
         Some(v) if v == "big" => true,
@@ -690,15 +734,15 @@ fn index_codecs(list: &[Value]) -> Result<ShardIndexCodecs> {
     };
     Ok(ShardIndexCodecs {
         big_endian,
-        checksum: rest.len() == 1,
+        checksum,
     })
 }
 
-fn index_canonical(index: ShardIndexCodecs) -> Value {
+fn index_canonical(index: &ShardIndexCodecs) -> Value {
     let endian = if index.big_endian { "big" } else { "little" };
     let mut list = vec![json!({"name": "bytes", "configuration": {"endian": endian}})];
-    if index.checksum {
-        list.push(json!({"name": "crc32c"}));
+    if let Some((_, canonical)) = &index.checksum {
+        list.push(canonical.clone());
     }
     Value::Array(list)
 }
@@ -756,7 +800,11 @@ mod tests {
         )
         .unwrap();
         let sharding = s.sharding.as_ref().unwrap();
-        assert!(sharding.index_at_start && sharding.index.checksum && !sharding.index.big_endian);
+        assert!(
+            sharding.index_at_start
+                && sharding.index.checksum.is_some()
+                && !sharding.index.big_endian
+        );
         assert_eq!(
             (&sharding.chunk_shape, &sharding.order),
             (&vec![2, 2], &vec![0, 1])

@@ -1,7 +1,7 @@
 """Sharding (sharding_indexed) against zarr-python 3, both directions:
 
-* libzarr reads zarr-python's sharded arrays (index at the start or the end, with and without crc32c, several
-  inner codecs, nested sharding, strings) whole, in boxes aligned to the inner chunks and not, element by
+* libzarr reads zarr-python's sharded arrays (index at the start or the end, with and without crc32c, crc32
+  or adler32 after it, several inner codecs, nested sharding, strings) whole, in boxes aligned to the inner chunks and not, element by
   element and through the strided and point selections;
 * libzarr writes sharded arrays: whole shards, partial shards (unaligned boxes merged into what is there),
   and writes that leave inner chunks holding only the fill value. Those must not be stored: their index
@@ -41,6 +41,8 @@ from v3cases import (DEFAULT_KEY_ENCODING, DTYPE, EMPTY, V3Case, assert_same, bo
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BE = {"name": "bytes", "configuration": {"endian": "big"}}
 CRC = {"name": "crc32c"}
+NC_CRC32 = {"name": "numcodecs.crc32", "configuration": {}}
+NC_ADLER32_END = {"name": "numcodecs.adler32", "configuration": {"location": "end"}}
 
 
 def sharding(inner, codecs, index_codecs=(LE, CRC), location="end"):
@@ -68,6 +70,11 @@ CONFIGS = {
                   [sharding((6, 10), [sharding((3, 5), [LE, ZSTD], location="start")])]),
     "M8-nested-end": ("M8[s]", "NaT", (20, 9), (8, 9), [sharding((4, 9), [sharding((2, 3), [BE])], (LE,))]),
     "string": ("string", "-", (19, 11), (8, 6), [sharding((4, 3), [VLEN, ZSTD])]),
+    # The other checksums zarr-python writes after an index: numcodecs' CRC32 (its 4 bytes before the
+    # index by default) and Adler32 (after it, as asked).
+    "i4-end-crc32-index": ("int32", -1, (21, 13), (8, 6), [sharding((4, 3), [LE, ZSTD], (LE, NC_CRC32))]),
+    "u2-start-adler32-index": ("uint16", 9, (17, 20), (6, 10),
+                               [sharding((3, 5), [LE], (BE, NC_ADLER32_END), location="start")]),
 }
 
 

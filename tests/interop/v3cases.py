@@ -390,7 +390,8 @@ class Level:
     chunks: tuple  # inner chunk shape, array coordinates
     config_chunks: tuple  # as in the configuration (transposed coordinates)
     perm: tuple  # transpose order applied to the shard before this sharding codec (identity if none)
-    crc: bool  # index_codecs end with crc32c
+    checksum: object  # None, or (name, at_end) of the checksum codec after the index's bytes codec
+    index_endian: str  # of the index's bytes codec
     location: str
     last: bool  # sharding is the last codec of its chain (else the shard is further encoded)
 
@@ -409,8 +410,13 @@ def sharding_levels(codecs, ndim):
         chunks = [0] * ndim
         for i, c in enumerate(conf["chunk_shape"]):
             chunks[perm[i]] = c
-        levels.append(Level(tuple(chunks), tuple(conf["chunk_shape"]), tuple(perm),
-                            any(c["name"] == "crc32c" for c in conf["index_codecs"]),
+        index_bytes, *index_checksum = conf["index_codecs"]
+        checksum = None
+        for c in index_checksum:  # crc32c: after the index; numcodecs' crc32 and adler32: before, by default
+            default = "end" if c["name"] == "crc32c" else "start"
+            checksum = (c["name"], (c.get("configuration") or {}).get("location", default) == "end")
+        levels.append(Level(tuple(chunks), tuple(conf["chunk_shape"]), tuple(perm), checksum,
+                            (index_bytes.get("configuration") or {}).get("endian", "little"),
                             conf.get("index_location", "end"), not after))
         codecs = conf["codecs"]
 
@@ -823,17 +829,28 @@ def bytes_endian_meaning(codecs, dtype):
     return out
 
 
+def index_size(level, nchunks):
+    """Bytes a shard's index of nchunks entries takes."""
+    return 16 * nchunks + (4 if level.checksum else 0)
+
+
 def shard_index(raw, level, nchunks):
     """The (offset, nbytes) entries of a shard's index, C order over the inner chunk grid (checks the
-    crc32c of the index when the index codecs have one)."""
-    size = 16 * nchunks + (4 if level.crc else 0)
+    checksum of the index when the index codecs have one)."""
+    size = index_size(level, nchunks)
     assert len(raw) >= size, f"shard of {len(raw)} bytes cannot hold a {size}-byte index"
     index = raw[:size] if level.location == "start" else raw[len(raw) - size:]
-    if level.crc:
+    if level.checksum:
+        import zlib
+
         import google_crc32c  # a dependency of zarr-python 3
-        assert int.from_bytes(index[-4:], "little") == google_crc32c.value(index[:-4]), "shard index crc32c"
-        index = index[:-4]
-    return np.frombuffer(index, "<u8").reshape(nchunks, 2)
+        name, at_end = level.checksum
+        stored, index = (index[-4:], index[:-4]) if at_end else (index[:4], index[4:])
+        compute = {"crc32c": google_crc32c.value, "numcodecs.crc32": zlib.crc32,
+                   "numcodecs.adler32": zlib.adler32}[name]
+        assert int.from_bytes(stored, "little") == compute(index), f"shard index {name}"
+    order = "<" if level.index_endian == "little" else ">"
+    return np.frombuffer(index, f"{order}u8").reshape(nchunks, 2).astype("<u8")
 
 
 def check_shards(case, root, expected, keys=None):
@@ -855,8 +872,8 @@ def check_shards(case, root, expected, keys=None):
         shard = np.transpose(case.padded_chunk(expected, idx), level.perm)
         per = [s // c for s, c in zip(shard.shape, level.config_chunks)]
         entries = shard_index(raw, level, math.prod(per))
-        index_size = 16 * math.prod(per) + (4 if level.crc else 0)
-        lo, hi = (index_size, len(raw)) if level.location == "start" else (0, len(raw) - index_size)
+        size = index_size(level, math.prod(per))
+        lo, hi = (size, len(raw)) if level.location == "start" else (0, len(raw) - size)
         spans = []
         for k, inner in enumerate(itertools.product(*(range(p) for p in per))):
             block = shard[tuple(slice(i * c, (i + 1) * c) for i, c in zip(inner, level.config_chunks))]
