@@ -15,6 +15,7 @@ pub use chain::{v3_codec_names, ChunkCodecs, ShardIndexCodecs, Sharding};
 pub use filter::{filter_from_config, Filter, FILTER_IDS};
 pub use pipeline::{CodecPipeline, Step};
 
+mod base64;
 mod bit_packing;
 mod blosc;
 mod blosc_frame;
@@ -78,7 +79,9 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
 }
 
 /// The numcodecs ids of the compressors [`compressor_from_config`] builds.
-pub const COMPRESSOR_IDS: [&str; 7] = ["zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma"];
+pub const COMPRESSOR_IDS: [&str; 8] = [
+    "zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma", "base64",
+];
 
 /// Builds a compressor from its `.zarray` configuration object. Unknown ids are
 /// [`Error::Unsupported`]; bad parameters are [`Error::InvalidMetadata`] naming the key.
@@ -99,6 +102,7 @@ pub fn compressor_from_config(config: &Value, ctx: CodecContext) -> Result<Box<d
         "lz4" => Box::new(lz4::Lz4::from_config(obj)?),
         "bz2" => Box::new(bz2::Bz2::from_config(obj)?),
         "lzma" => Box::new(lzma::Lzma::from_config(obj)?),
+        "base64" => Box::new(base64::Base64::from_config(obj)?),
         "n5_wrapper" => Box::new(n5::N5Wrapper::from_config(obj, ctx)?),
         other => return Err(Error::Unsupported(format!("compressor id \"{other}\""))),
     };

@@ -57,9 +57,10 @@ COMPRESSORS = {
     "lz4": numcodecs.LZ4(),
     "bz2": numcodecs.BZ2(level=5),
     "lzma": numcodecs.LZMA(),
+    "base64": numcodecs.Base64(),
 }
 # chunk files compared byte for byte; the others after decompression (see the module docstring)
-BYTE_EXACT = {"none", "blosc", "blosc-bit", "bz2", "lzma"}
+BYTE_EXACT = {"none", "blosc", "blosc-bit", "bz2", "lzma", "base64"}
 NOT_EXACT_IDS = {"zlib", "gzip", "zstd", "lz4"}  # compressors in a filter list whose streams differ (see above)
 LZMA_RAW = numcodecs.LZMA(format=lzma.FORMAT_RAW, filters=[{"id": lzma.FILTER_DELTA, "dist": 4},
                                                           {"id": lzma.FILTER_LZMA1, "preset": 2, "lc": 0, "lp": 2}])
@@ -270,6 +271,10 @@ def _table():
               True),
         FCase("<u4", (Shuffle(4), LZMA_RAW), "blosc", "C", 200, True, walk("<u4", 50)),
         FCase("<f4", (Quantize(2, "<f4"), numcodecs.GZip(level=5), ADLER32()), "none", "F", 0.5),
+        # base64 (text for stores that hold text): as the compressor, and as a filter before one
+        FCase(">i8", (Delta(">i8"),), "base64", "F", 42, True),
+        FCase("<i4", (numcodecs.Base64(), CRC32()), "zstd", "C", -7, True),
+        FCase("<f4", (Shuffle(4),), "base64", "C", math.nan, True),
     ]
     if CRC32C is not None:
         rows += [FCase("<f8", (CRC32C(),), "zstd", "C", math.nan, True),
