@@ -22,7 +22,7 @@ impl Base64 {
     fn decoded_len(input: &[u8], max_len: usize) -> Result<usize> {
         let padding = input.iter().rev().take(2).filter(|&&c| c == b'=').count();
         let len = (input.len() / 4 * 3).saturating_sub(padding);
-        if input.len() % 4 != 0 {
+        if !input.len().is_multiple_of(4) {
             return Err(Error::CorruptChunk(format!(
                 "base64: {} bytes of text are not a whole number of 4-character groups",
                 input.len()
