@@ -3,6 +3,7 @@
 use super::{read_file_at, OpenMode, Store, ValueReader, ValueVersion};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix, TEMP_MARKER};
+use std::borrow::Cow;
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ pub struct DirectoryStore {
     fsync: bool,
     /// Opened for writing: listings then remove the temporary files of writers that are gone.
     writable: bool,
+    /// Keys are lower-cased before they name files ([`DirectoryStore::normalizing_keys`]).
+    normalize_keys: bool,
 }
 
 impl DirectoryStore {
@@ -56,12 +59,33 @@ impl DirectoryStore {
             root: path,
             fsync,
             writable: mode == OpenMode::Write,
+            normalize_keys: false,
         })
+    }
+
+    /// The store with keys lower-cased (`normalize`) before they name files, as zarr-python
+    /// 2's `DirectoryStore(normalize_keys=True)`; listings give keys below the prefix asked
+    /// for as the file system holds them.
+    pub fn normalizing_keys(self, normalize: bool) -> Self {
+        DirectoryStore {
+            normalize_keys: normalize,
+            ..self
+        }
+    }
+
+    /// `key` (or a prefix) as the file system holds it.
+    fn stored<'a>(&self, key: &'a str) -> Cow<'a, str> {
+        match self.normalize_keys {
+            true => Cow::Owned(key.to_lowercase()),
+            false => Cow::Borrowed(key),
+        }
     }
 
     fn file(&self, key: &str) -> Result<PathBuf> {
         validate_key(key)?;
-        Ok(self.root.join(key))
+        let stored = self.stored(key);
+        validate_key(&stored)?;
+        Ok(self.root.join(&*stored))
     }
 
     /// Stores a value under `key` by having `write` fill a new temporary file in the key's
@@ -133,7 +157,7 @@ impl DirectoryStore {
 
     fn dir(&self, prefix: &str) -> Result<PathBuf> {
         validate_prefix(prefix)?;
-        Ok(self.root.join(prefix.trim_end_matches('/')))
+        Ok(self.root.join(self.stored(prefix).trim_end_matches('/')))
     }
 
     /// Names in one directory, without temporary files; a missing directory is empty. In a
@@ -540,6 +564,31 @@ mod tests {
             Err(Error::Io(m)) => assert!(m.contains("xxxx"), "{m}"),
             other => panic!("writing a key too long: {other:?}"),
         }
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// With `normalize_keys`, every spelling of a key is the lower-case file; listings keep
+    /// the prefix as asked for.
+    #[test]
+    fn normalized_keys_are_lower_case_files() {
+        let root = temp_root("normalize");
+        let store = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false)
+            .unwrap()
+            .normalizing_keys(true);
+        store.set("Group/Temp/0.0", b"v").unwrap();
+        assert!(root.join("group/temp/0.0").is_file());
+        assert_eq!(
+            store.get("GROUP/temp/0.0").unwrap().as_deref(),
+            Some(&b"v"[..])
+        );
+        assert!(store.contains("group/TEMP/0.0").unwrap());
+        assert_eq!(store.list_prefix("Group/").unwrap(), ["Group/temp/0.0"]);
+        assert_eq!(store.list_dir("GROUP/").unwrap(), ["temp"]);
+        store.erase("Group/Temp/0.0").unwrap();
+        assert!(!root.join("group/temp/0.0").exists());
+        let plain = DirectoryStore::open(root.to_str().unwrap(), OpenMode::Write, false).unwrap();
+        plain.set("Upper", b"u").unwrap();
+        assert!(root.join("Upper").is_file() && !root.join("upper").exists());
         fs::remove_dir_all(&root).unwrap();
     }
 

@@ -163,7 +163,10 @@ impl StoreHandle {
             }
             StoreKind::Directory | StoreKind::Caller => {
                 options.check_backend(Backend::Directory, location)?;
-                Box::new(DirectoryStore::open(location, mode, options.fsync)?)
+                Box::new(
+                    DirectoryStore::open(location, mode, options.fsync)?
+                        .normalizing_keys(options.normalize_keys),
+                )
             }
             #[allow(unreachable_patterns)] // with every back end built
             _ => unreachable!("{serving:?} is built (checked above) and matched"),

@@ -182,6 +182,10 @@ pub struct StoreOptions {
     /// power loss or an operating-system crash; off by default. SQLite and LMDB stores: each
     /// commit is flushed (SQLite's `synchronous = FULL`; LMDB without `MDB_NOSYNC`).
     pub fsync: bool,
+    /// Directory stores: keys are lower-cased before they become file names, as zarr-python
+    /// 2's `DirectoryStore(normalize_keys=True)` stores them, so `Temp/.zarray` and
+    /// `temp/.zarray` are one key; off by default (keys are case-sensitive).
+    pub normalize_keys: bool,
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
     pub dbm_format: Option<DbmFormat>,
@@ -248,6 +252,7 @@ impl Default for StoreOptions {
         StoreOptions {
             given: Vec::new(),
             fsync: false,
+            normalize_keys: false,
             dbm_format: None,
             zip_compression: ZipCompression::Stored,
             prefix: None,
@@ -276,12 +281,13 @@ impl Default for StoreOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 24] = {
+const NAMES: [(&str, &[Backend]); 25] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
     [
         ("fsync", &[Directory, Zip, N5, Dbm, Sqlite, Lmdb]),
+        ("normalize_keys", &[Directory]),
         ("dbm_format", &[Dbm]),
         ("zip_compression", &[Zip]),
         ("prefix", &[Redis]),
@@ -335,6 +341,7 @@ impl StoreOptions {
         options.given = map.keys().cloned().collect();
         let get = Getter(&map);
         options.fsync = get.flag("fsync")?.unwrap_or(false);
+        options.normalize_keys = get.flag("normalize_keys")?.unwrap_or(false);
         options.dbm_format = match get.text("dbm_format")? {
             None => None,
             Some(name) => Some(

@@ -1,0 +1,60 @@
+"""zarr-python 2's store arguments that libzarr takes as store options, both directions against
+zarr-python 2.18 (zarr-python 3 has none of them):
+
+* `normalize_keys` (`DirectoryStore(normalize_keys=True)`): keys lower-cased before they name files, so
+  nodes opened by any spelling of their names are one node.
+"""
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr")
+if int(zarr.__version__.split(".")[0]) >= 3:
+    pytest.skip("these are zarr-python 2's store arguments", allow_module_level=True)
+
+import libzarr  # noqa: E402
+
+META = {"zarr_format": 2, "shape": [6, 5], "chunks": [4, 4], "dtype": "<i4", "compressor": {"id": "zlib", "level": 1},
+        "fill_value": -1, "order": "C", "filters": None}
+
+
+def files(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_normalize_keys_both_ways(tmp_path):
+    values = np.arange(30, dtype="<i4").reshape(6, 5)
+    # zarr-python 2 writes "Group/Temp" through a normalizing store: the files are lower-case
+    theirs = zarr.DirectoryStore(str(tmp_path / "zpy"), normalize_keys=True)
+    root = zarr.group(store=theirs)
+    root.create_group("Group").create_dataset("Temp", data=values, chunks=(4, 4), fill_value=-1)
+    assert "group/temp/.zarray" in files(tmp_path / "zpy")
+    options = {"normalize_keys": True}
+    with libzarr.Store.open_options(tmp_path / "zpy", "r", options) as store:
+        for path in ("Group/Temp", "group/temp", "GROUP/tEmP"):
+            with store.open_array(path) as arr:
+                np.testing.assert_array_equal(arr.read(), values)
+        assert store.open_group("Group").list()["arrays"] == ["temp"]
+    # without the option the upper-case spelling names nothing
+    with libzarr.Store.open(tmp_path / "zpy", "r") as store, pytest.raises(libzarr.LibzarrError) as e:
+        store.open_array("Group/Temp")
+    assert e.value.name == "ZARR_ERR_NOT_FOUND"
+
+    # libzarr writes "Data/X" through the option; zarr-python 2's normalizing store reads every spelling
+    with libzarr.Store.open_options(tmp_path / "lib", "w", options) as store:
+        store.create_group("Data").close()
+        with store.create_array("Data/X", META) as arr:
+            arr.write(values)
+            arr.write(np.full((1, 5), 7, "<i4"), (5, 0))  # a partial write of the edge chunk
+    assert files(tmp_path / "lib") == [".zgroup", "data/.zgroup", "data/x/.zarray", "data/x/0.0", "data/x/0.1",
+                                       "data/x/1.0", "data/x/1.1"]
+    expected = values.copy()
+    expected[5] = 7
+    theirs = zarr.DirectoryStore(str(tmp_path / "lib"), normalize_keys=True)
+    for path in ("Data/X", "data/x"):
+        np.testing.assert_array_equal(zarr.open_array(store=theirs, path=path, mode="r")[...], expected)
+
+
+def test_normalize_keys_is_for_directories(tmp_path):
+    with pytest.raises(libzarr.LibzarrError) as e:
+        libzarr.Store.open_options(f"zip://{tmp_path / 'a.zip'}", "w", {"normalize_keys": True})
+    assert e.value.name == "ZARR_ERR_INVALID_ARGUMENT" and "normalize_keys" in str(e.value)
