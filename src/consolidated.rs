@@ -31,8 +31,9 @@ const FORMAT: u64 = 1;
 pub fn load(store: &StoreHandle) -> Result<bool> {
     store.use_consolidated(None);
     // Both asked for at once: one round trip on a remote store.
+    let key = store.consolidated_key();
     let [root, zmetadata]: [Option<Vec<u8>>; 2] = store
-        .get_all(&[ZARR_JSON.to_string(), ZMETADATA.to_string()])?
+        .get_all(&[ZARR_JSON.to_string(), key.to_string()])?
         .try_into()
         .expect("two values for two keys");
     if let Some(root) = root {
@@ -45,7 +46,7 @@ pub fn load(store: &StoreHandle) -> Result<bool> {
     let Some(bytes) = zmetadata else {
         return Ok(false);
     };
-    store.use_consolidated(Some(parse(&bytes)?));
+    store.use_consolidated(Some(parse(&bytes, key)?));
     Ok(true)
 }
 
@@ -57,21 +58,22 @@ pub fn consolidate(store: &StoreHandle) -> Result<()> {
     if store.contains(ZARR_JSON)? {
         return consolidate_v3(store);
     }
-    store.check_writable(ZMETADATA)?;
+    let key = store.consolidated_key();
+    store.check_writable(key)?;
     let mut documents = MetadataDocuments::new();
-    for key in store.list_prefix("")? {
+    for listed in store.list_prefix("")? {
         // v3 nodes below a v2 root are not part of its `.zmetadata` (zarr-python 3 refuses one
         // that names them); they are read from the store.
-        if !path::is_metadata_key(&key) || path::last_segment(&key) == ZARR_JSON {
+        if !path::is_metadata_key(&listed) || path::last_segment(&listed) == ZARR_JSON {
             continue;
         }
-        let Some(bytes) = store.get(&key)? else {
+        let Some(bytes) = store.get(&listed)? else {
             continue; // Removed since the listing.
         };
-        check_document(&key, &bytes)?;
-        documents.insert(key, bytes);
+        check_document(&listed, &bytes)?;
+        documents.insert(listed, bytes);
     }
-    store.set(ZMETADATA, &render(&documents)?)?;
+    store.set(key, &render(&documents)?)?;
     store.use_consolidated(Some(documents));
     Ok(())
 }
@@ -234,8 +236,8 @@ struct Document<'a> {
 
 /// Parses a `.zmetadata` document into its metadata documents, each kept as its exact text.
 /// Only metadata keys with valid store keys are accepted.
-fn parse(bytes: &[u8]) -> Result<MetadataDocuments> {
-    let bad = |why: String| Error::InvalidMetadata(format!("{ZMETADATA:?}: {why}"));
+fn parse(bytes: &[u8], key: &str) -> Result<MetadataDocuments> {
+    let bad = |why: String| Error::InvalidMetadata(format!("{key:?}: {why}"));
     let text = std::str::from_utf8(bytes).map_err(|_| bad("not valid UTF-8".into()))?;
     // zarr-python writes non-finite attribute values as bare NaN/Infinity: parse a copy where
     // they are numbers of the same length, then take each document's text from the original.
@@ -244,13 +246,13 @@ fn parse(bytes: &[u8]) -> Result<MetadataDocuments> {
         serde_json::from_str(&masked).map_err(|e| bad(format!("not valid JSON: {e}")))?;
     if doc.zarr_consolidated_format != FORMAT {
         return Err(Error::Unsupported(format!(
-            "{ZMETADATA:?}: zarr_consolidated_format {} (only {FORMAT} is supported)",
+            "{key:?}: zarr_consolidated_format {} (only {FORMAT} is supported)",
             doc.zarr_consolidated_format
         )));
     }
     let mut documents = MetadataDocuments::new();
     for (key, raw) in doc.metadata {
-        path::validate_key(&key)?;
+        path::validate_key(&key).map_err(|e| bad(e.to_string()))?;
         if !path::is_metadata_key(&key) {
             return Err(bad(format!("{key:?} is not a metadata key")));
         }
@@ -279,7 +281,7 @@ mod tests {
         a.set_attributes(r#"{"x": NaN, "y": [-Infinity], "s": "NaN \" \u00e9"}"#)
             .unwrap();
         consolidate(&store).unwrap();
-        let documents = parse(&store.get(ZMETADATA).unwrap().unwrap()).unwrap();
+        let documents = parse(&store.get(ZMETADATA).unwrap().unwrap(), ZMETADATA).unwrap();
         let keys: Vec<&String> = documents.keys().collect();
         assert_eq!(keys, [".zgroup", "g/.zgroup", "g/a/.zarray", "g/a/.zattrs"]);
         // The same documents, up to indentation, NaN and all.
@@ -477,9 +479,10 @@ mod tests {
             b"{\"metadata\": {}}",
             b"\xff",
         ] {
-            assert!(parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            let err = parse(bad, "meta").unwrap_err();
+            assert!(err.to_string().contains("\"meta\""), "{err}");
         }
         let ok = br#"{"metadata": {".zattrs": {"a": NaN}}, "zarr_consolidated_format": 1}"#;
-        assert_eq!(parse(ok).unwrap()[".zattrs"], br#"{"a": NaN}"#);
+        assert_eq!(parse(ok, ZMETADATA).unwrap()[".zattrs"], br#"{"a": NaN}"#);
     }
 }

@@ -73,6 +73,8 @@ pub struct StoreHandle {
     /// ([`path::is_metadata_key`]) from here instead of the backend; raw key operations never
     /// do. Writes through this handle go to both.
     consolidated: RwLock<Option<MetadataDocuments>>,
+    /// The key of the v2 consolidated metadata document (option `metadata_key`).
+    consolidated_key: String,
 }
 
 impl StoreHandle {
@@ -195,6 +197,9 @@ impl StoreHandle {
             lock_scope,
             process_locks,
             consolidated: RwLock::new(None),
+            consolidated_key: options
+                .metadata_key
+                .unwrap_or_else(|| crate::consolidated::ZMETADATA.to_string()),
         }))
     }
 
@@ -216,6 +221,7 @@ impl StoreHandle {
             lock_scope: format!("caller:{scope}"),
             process_locks: None,
             consolidated: RwLock::new(None),
+            consolidated_key: crate::consolidated::ZMETADATA.to_string(),
         })
     }
 
@@ -232,6 +238,12 @@ impl StoreHandle {
     /// The mode the store was opened with.
     pub fn mode(&self) -> OpenMode {
         self.mode
+    }
+
+    /// The key of the v2 consolidated metadata document: `.zmetadata`, or the store option
+    /// `metadata_key`.
+    pub fn consolidated_key(&self) -> &str {
+        &self.consolidated_key
     }
 
     /// Answers metadata keys from the given documents instead of the backend (`None` stops

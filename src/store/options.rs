@@ -186,6 +186,9 @@ pub struct StoreOptions {
     /// 2's `DirectoryStore(normalize_keys=True)` stores them, so `Temp/.zarray` and
     /// `temp/.zarray` are one key; off by default (keys are case-sensitive).
     pub normalize_keys: bool,
+    /// Every store: the key of the v2 consolidated metadata document, read on open and written
+    /// by consolidating, as zarr-python 2's `metadata_key=` (`.zmetadata` when not given).
+    pub metadata_key: Option<String>,
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
     pub dbm_format: Option<DbmFormat>,
@@ -253,6 +256,7 @@ impl Default for StoreOptions {
             given: Vec::new(),
             fsync: false,
             normalize_keys: false,
+            metadata_key: None,
             dbm_format: None,
             zip_compression: ZipCompression::Stored,
             prefix: None,
@@ -281,13 +285,14 @@ impl Default for StoreOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 25] = {
+const NAMES: [(&str, &[Backend]); 26] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
     [
         ("fsync", &[Directory, Zip, N5, Dbm, Sqlite, Lmdb]),
         ("normalize_keys", &[Directory]),
+        ("metadata_key", &Backend::ALL),
         ("dbm_format", &[Dbm]),
         ("zip_compression", &[Zip]),
         ("prefix", &[Redis]),
@@ -342,6 +347,21 @@ impl StoreOptions {
         let get = Getter(&map);
         options.fsync = get.flag("fsync")?.unwrap_or(false);
         options.normalize_keys = get.flag("normalize_keys")?.unwrap_or(false);
+        options.metadata_key = match get.text("metadata_key")? {
+            Some(key)
+                if crate::path::validate_key(&key).is_ok()
+                    && !crate::path::is_metadata_key(&key) =>
+            {
+                Some(key)
+            }
+            Some(_) => {
+                return Err(get.invalid(
+                    "metadata_key",
+                    "a store key (such as \".zmetadata\") that is not a node's own document",
+                ))
+            }
+            None => None,
+        };
         options.dbm_format = match get.text("dbm_format")? {
             None => None,
             Some(name) => Some(
@@ -542,6 +562,10 @@ mod tests {
             (r#"{"access_key_id": "AK"}"#, "secret_access_key"),
             (r#"["endpoint"]"#, "object"),
             ("{", "JSON"),
+            (r#"{"metadata_key": "a/.zarray"}"#, "metadata_key"),
+            (r#"{"metadata_key": "../up"}"#, "metadata_key"),
+            (r#"{"metadata_key": ""}"#, "metadata_key"),
+            (r#"{"normalize_keys": "yes"}"#, "normalize_keys"),
         ] {
             match StoreOptions::from_json(text) {
                 Err(Error::InvalidArgument(m)) => assert!(m.contains(needle), "{text}: {m}"),

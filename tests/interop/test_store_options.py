@@ -2,7 +2,9 @@
 zarr-python 2.18 (zarr-python 3 has none of them):
 
 * `normalize_keys` (`DirectoryStore(normalize_keys=True)`): keys lower-cased before they name files, so
-  nodes opened by any spelling of their names are one node.
+  nodes opened by any spelling of their names are one node;
+* `metadata_key` (`metadata_key=` of `consolidate_metadata` and `open_consolidated`): consolidated metadata
+  under another key than `.zmetadata`.
 """
 import numpy as np
 import pytest
@@ -58,3 +60,31 @@ def test_normalize_keys_is_for_directories(tmp_path):
     with pytest.raises(libzarr.LibzarrError) as e:
         libzarr.Store.open_options(f"zip://{tmp_path / 'a.zip'}", "w", {"normalize_keys": True})
     assert e.value.name == "ZARR_ERR_INVALID_ARGUMENT" and "normalize_keys" in str(e.value)
+
+
+def test_metadata_key_both_ways(tmp_path):
+    """`metadata_key` (`consolidate_metadata(store, metadata_key=...)`, `open_consolidated(..., metadata_key=...)`):
+    consolidated metadata under another key, read on open and written by consolidating."""
+    values = np.arange(30, dtype="<i4").reshape(6, 5)
+    theirs = zarr.DirectoryStore(str(tmp_path / "zpy"))
+    zarr.group(store=theirs).create_dataset("a", data=values, chunks=(4, 4))
+    zarr.consolidate_metadata(theirs, metadata_key="meta/consolidated")
+    assert not (tmp_path / "zpy" / ".zmetadata").exists()
+    options = {"metadata_key": "meta/consolidated"}
+    with libzarr.Store.open_options(tmp_path / "zpy", "r", options) as store:
+        assert store.uses_consolidated
+        (tmp_path / "zpy" / "a" / ".zarray").unlink()  # found in the consolidated document only
+        with store.open_array("a") as arr:
+            np.testing.assert_array_equal(arr.read(), values)
+    with libzarr.Store.open(tmp_path / "zpy", "r") as store:
+        assert not store.uses_consolidated
+
+    with libzarr.Store.open_options(tmp_path / "lib", "w", {"metadata_key": "zmeta"}) as store:
+        store.create_group("g").close()
+        with store.create_array("g/b", META) as arr:
+            arr.write(values)
+        store.consolidate()
+    assert (tmp_path / "lib" / "zmeta").is_file() and not (tmp_path / "lib" / ".zmetadata").exists()
+    (tmp_path / "lib" / "g" / "b" / ".zarray").unlink()  # found in the consolidated document only
+    root = zarr.open_consolidated(zarr.DirectoryStore(str(tmp_path / "lib")), metadata_key="zmeta", mode="r")
+    np.testing.assert_array_equal(root["g/b"][...], values)
