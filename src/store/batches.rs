@@ -1,10 +1,10 @@
-//! Ways to carry out the calls for many keys ([`Store::get_many`], [`Store::set_many`]): key
-//! by key on the thread pool (a store without batches), or, for a store whose requests cost a
-//! round trip each but that takes many keys in one request (Redis's MGET and pipelines, a caller's `read_many`), in
-//! batches of a fixed size, one request each, a batch per pool thread at a time, each value
-//! handed over on the thread that fetched its batch.
+//! Ways to carry out the calls for many keys ([`Store::get_many`], [`Store::set_many`],
+//! [`Store::open_many`]): key by key (a store without batches), or, for a store whose
+//! requests cost a round trip each but that takes many keys in one request (Redis's MGET and
+//! pipelines, a caller's `read_many`), in batches of a fixed size, one request each, a batch
+//! per pool thread at a time, each value handed over on the thread that fetched its batch.
 
-use super::{Consume, Produce, Store};
+use super::{Consume, Produce, Store, ValueReader};
 use crate::error::Result;
 use rayon::prelude::*;
 
@@ -40,6 +40,18 @@ pub fn set_each<S: Store + ?Sized>(store: &S, count: usize, produce: &Produce) -
                 None => Ok(()),
             })
     })
+}
+
+/// [`Store::open_many`] as a store without batches does it: each value opened in turn.
+pub fn open_each<'a, S: Store + ?Sized>(
+    store: &'a S,
+    count: usize,
+    key: &(dyn Fn(usize) -> String + Sync),
+    tail: u64,
+) -> Result<Vec<Option<Box<dyn ValueReader + 'a>>>> {
+    (0..count)
+        .map(|i| store.open_value_tail(&key(i), tail))
+        .collect()
 }
 
 /// The index ranges of `count` items in batches of `size`.

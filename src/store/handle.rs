@@ -1,28 +1,13 @@
 //! [`StoreHandle`]: an open store as arrays and groups share it — the backend, the mode it
 //! was opened with, its place for the chunk locks and the consolidated metadata node lookups use.
 
-#[cfg(feature = "n5")]
-use super::location::n5_directory;
-use super::location::{backend_of, canonical_file, kind_of, local_file, local_path};
+use super::location::{canonical_file, kind_of, local_file, local_path, open_backend};
 use super::locks::{stripe, ChunkLock};
 use super::process_lock::ProcessLocks;
-#[cfg(feature = "dbm")]
-use super::DbmStore;
-#[cfg(feature = "lmdb")]
-use super::LmdbStore;
-#[cfg(feature = "n5")]
-use super::N5Store;
-#[cfg(feature = "redis")]
-use super::RedisStore;
-#[cfg(feature = "remote")]
-use super::RemoteStore;
-#[cfg(feature = "sqlite")]
-use super::SqliteStore;
-#[cfg(feature = "zip")]
-use super::ZipStore;
+use super::split::SplitStore;
 use super::{
-    pause_after_conflict, Backend, Capabilities, Consume, DirectoryStore, MemoryStore, OpenMode,
-    Parts, Produce, RequestStats, Store, StoreKind, StoreOptions, ValueReader,
+    pause_after_conflict, Capabilities, Consume, OpenMode, Parts, Produce, RequestStats, Store,
+    StoreKind, StoreOptions, ValueReader,
 };
 use crate::error::{Error, Result};
 use crate::metadata::ZARR_JSON;
@@ -102,77 +87,20 @@ impl StoreHandle {
     ) -> Result<Arc<StoreHandle>> {
         let location = local_path(location);
         let options = StoreOptions::from_json(options.unwrap_or(""))?;
-        // What names the store's keys for the chunk locks, where the location alone does not.
-        #[allow(unused_mut)] // set by the dbm and redis stores, when built
-        let mut scope = None;
         let shown = crate::redact::redact_url(location).into_owned();
         let kind = kind_of(location);
-        let serving = backend_of(location);
-        if !serving.built() {
-            return Err(serving.not_built(&shown));
+        let (mut backend, scope) = open_backend(location, &shown, mode, &options)?;
+        if let Some(chunk_location) = &options.chunk_store {
+            let chunk_location = local_path(chunk_location);
+            let chunk_shown = crate::redact::redact_url(chunk_location).into_owned();
+            let chunk_options = options.chunk_store_options()?;
+            let (chunks, _) = open_backend(chunk_location, &chunk_shown, mode, &chunk_options)?;
+            backend = Box::new(SplitStore::new(
+                backend,
+                chunks,
+                options.metadata_key.clone(),
+            ));
         }
-        let backend: Box<dyn Store> = match kind {
-            StoreKind::Memory => {
-                options.check_backend(Backend::Memory, location)?;
-                Box::new(MemoryStore::default())
-            }
-            #[cfg(feature = "dbm")]
-            StoreKind::Dbm => {
-                options.check_backend(Backend::Dbm, location)?;
-                let path = location.strip_prefix("dbm://").expect("a dbm location");
-                let store =
-                    DbmStore::open(location, path, mode, options.dbm_format, options.fsync)?;
-                scope = Some(format!("dbm:{}", store.canonical_path()));
-                Box::new(store)
-            }
-            #[cfg(feature = "redis")]
-            StoreKind::Redis => {
-                options.check_backend(Backend::Redis, &shown)?;
-                let store = RedisStore::open(location, &options)?;
-                scope = Some(format!("{shown}#{}", store.key_prefix()));
-                Box::new(store)
-            }
-            #[cfg(feature = "sqlite")]
-            StoreKind::Sqlite => {
-                options.check_backend(Backend::Sqlite, location)?;
-                let file = local_file(location).expect("an SQLite location");
-                Box::new(SqliteStore::open(file, mode, options.fsync)?)
-            }
-            #[cfg(feature = "lmdb")]
-            StoreKind::Lmdb => {
-                options.check_backend(Backend::Lmdb, location)?;
-                let dir = local_file(location).expect("an LMDB location");
-                Box::new(LmdbStore::open(dir, mode, options.fsync)?)
-            }
-            #[cfg(feature = "remote")]
-            StoreKind::Remote => Box::new(RemoteStore::open(location, mode, &options)?),
-            #[cfg(feature = "n5")]
-            StoreKind::N5 => {
-                options.check_backend(Backend::N5, location)?;
-                let dir = n5_directory(location).expect("an N5 location");
-                let directory = DirectoryStore::open(dir, mode, options.fsync)?;
-                Box::new(N5Store::new(Box::new(directory)))
-            }
-            #[cfg(feature = "zip")]
-            StoreKind::Zip => {
-                options.check_backend(Backend::Zip, location)?;
-                Box::new(ZipStore::open(
-                    location,
-                    mode,
-                    options.zip_compression,
-                    options.fsync,
-                )?)
-            }
-            StoreKind::Directory | StoreKind::Caller => {
-                options.check_backend(Backend::Directory, location)?;
-                Box::new(
-                    DirectoryStore::open(location, mode, options.fsync)?
-                        .normalizing_keys(options.normalize_keys),
-                )
-            }
-            #[allow(unreachable_patterns)] // with every back end built
-            _ => unreachable!("{serving:?} is built (checked above) and matched"),
-        };
         let lock_scope = match kind {
             StoreKind::Memory => format!(
                 "memory:{}",

@@ -1,7 +1,22 @@
 //! The location registry: which backend a location names (its scheme, or the form of a
 //! path), and where a local store keeps its keys.
 
-use super::Backend;
+#[cfg(feature = "dbm")]
+use super::DbmStore;
+#[cfg(feature = "lmdb")]
+use super::LmdbStore;
+#[cfg(feature = "n5")]
+use super::N5Store;
+#[cfg(feature = "redis")]
+use super::RedisStore;
+#[cfg(feature = "remote")]
+use super::RemoteStore;
+#[cfg(feature = "sqlite")]
+use super::SqliteStore;
+#[cfg(feature = "zip")]
+use super::ZipStore;
+use super::{Backend, DirectoryStore, MemoryStore, OpenMode, Store, StoreOptions};
+use crate::error::Result;
 use std::path::Path;
 
 /// The back end of each remote URL scheme.
@@ -159,6 +174,86 @@ pub(super) fn canonical_file(path: &str) -> String {
         (Ok(dir), Some(name)) => dir.join(name).to_string_lossy().into_owned(),
         _ => path.to_string_lossy().into_owned(),
     }
+}
+
+/// Opens the backend `location` (after [`local_path`]; `shown` is the location as messages
+/// show it) names, with the options its backend reads, and what names its keys for the chunk
+/// locks where the location alone does not (a dbm database's file, a Redis prefix).
+pub(super) fn open_backend(
+    location: &str,
+    shown: &str,
+    mode: OpenMode,
+    options: &StoreOptions,
+) -> Result<(Box<dyn Store>, Option<String>)> {
+    // What names the store's keys for the chunk locks, where the location alone does not.
+    #[allow(unused_mut)] // set by the dbm and redis stores, when built
+    let mut scope = None;
+    let serving = backend_of(location);
+    if !serving.built() {
+        return Err(serving.not_built(shown));
+    }
+    let backend: Box<dyn Store> = match kind_of(location) {
+        StoreKind::Memory => {
+            options.check_backend(Backend::Memory, location)?;
+            Box::new(MemoryStore::default())
+        }
+        #[cfg(feature = "dbm")]
+        StoreKind::Dbm => {
+            options.check_backend(Backend::Dbm, location)?;
+            let path = location.strip_prefix("dbm://").expect("a dbm location");
+            let store = DbmStore::open(location, path, mode, options.dbm_format, options.fsync)?;
+            scope = Some(format!("dbm:{}", store.canonical_path()));
+            Box::new(store)
+        }
+        #[cfg(feature = "redis")]
+        StoreKind::Redis => {
+            options.check_backend(Backend::Redis, shown)?;
+            let store = RedisStore::open(location, options)?;
+            scope = Some(format!("{shown}#{}", store.key_prefix()));
+            Box::new(store)
+        }
+        #[cfg(feature = "sqlite")]
+        StoreKind::Sqlite => {
+            options.check_backend(Backend::Sqlite, location)?;
+            let file = local_file(location).expect("an SQLite location");
+            Box::new(SqliteStore::open(file, mode, options.fsync)?)
+        }
+        #[cfg(feature = "lmdb")]
+        StoreKind::Lmdb => {
+            options.check_backend(Backend::Lmdb, location)?;
+            let dir = local_file(location).expect("an LMDB location");
+            Box::new(LmdbStore::open(dir, mode, options.fsync)?)
+        }
+        #[cfg(feature = "remote")]
+        StoreKind::Remote => Box::new(RemoteStore::open(location, mode, options)?),
+        #[cfg(feature = "n5")]
+        StoreKind::N5 => {
+            options.check_backend(Backend::N5, location)?;
+            let dir = n5_directory(location).expect("an N5 location");
+            let directory = DirectoryStore::open(dir, mode, options.fsync)?;
+            Box::new(N5Store::new(Box::new(directory)))
+        }
+        #[cfg(feature = "zip")]
+        StoreKind::Zip => {
+            options.check_backend(Backend::Zip, location)?;
+            Box::new(ZipStore::open(
+                location,
+                mode,
+                options.zip_compression,
+                options.fsync,
+            )?)
+        }
+        StoreKind::Directory | StoreKind::Caller => {
+            options.check_backend(Backend::Directory, location)?;
+            Box::new(
+                DirectoryStore::open(location, mode, options.fsync)?
+                    .normalizing_keys(options.normalize_keys),
+            )
+        }
+        #[allow(unreachable_patterns)] // with every back end built
+        _ => unreachable!("{serving:?} is built (checked above) and matched"),
+    };
+    Ok((backend, scope))
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ mod request_stats;
 #[cfg(feature = "s3")]
 mod s3;
 mod sorted_keys;
+mod split;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "zip")]
@@ -108,9 +109,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
         let _ = parts;
-        (0..count)
-            .map(|i| self.open_value_tail(&key(i), tail))
-            .collect()
+        batches::open_each(self, count, key, tail)
     }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {

@@ -189,6 +189,12 @@ pub struct StoreOptions {
     /// Every store: the key of the v2 consolidated metadata document, read on open and written
     /// by consolidating, as zarr-python 2's `metadata_key=` (`.zmetadata` when not given).
     pub metadata_key: Option<String>,
+    /// Every store: the location of a second store that holds the chunks, as zarr-python 2's
+    /// `chunk_store=`; node documents and consolidated metadata stay in the first
+    /// (`crate::store::split`). Opened in the same mode, with `chunk_store_options`.
+    pub chunk_store: Option<String>,
+    /// The options of the `chunk_store` (a JSON object, as these; none by default).
+    pub chunk_store_options: Option<String>,
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
     pub dbm_format: Option<DbmFormat>,
@@ -257,6 +263,8 @@ impl Default for StoreOptions {
             fsync: false,
             normalize_keys: false,
             metadata_key: None,
+            chunk_store: None,
+            chunk_store_options: None,
             dbm_format: None,
             zip_compression: ZipCompression::Stored,
             prefix: None,
@@ -285,7 +293,7 @@ impl Default for StoreOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 26] = {
+const NAMES: [(&str, &[Backend]); 28] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
@@ -293,6 +301,8 @@ const NAMES: [(&str, &[Backend]); 26] = {
         ("fsync", &[Directory, Zip, N5, Dbm, Sqlite, Lmdb]),
         ("normalize_keys", &[Directory]),
         ("metadata_key", &Backend::ALL),
+        ("chunk_store", &Backend::ALL),
+        ("chunk_store_options", &Backend::ALL),
         ("dbm_format", &[Dbm]),
         ("zip_compression", &[Zip]),
         ("prefix", &[Redis]),
@@ -323,6 +333,11 @@ const NAMES: [(&str, &[Backend]); 26] = {
 };
 
 impl StoreOptions {
+    /// The options of the `chunk_store` (the defaults when none were given).
+    pub fn chunk_store_options(&self) -> Result<StoreOptions> {
+        StoreOptions::from_json(self.chunk_store_options.as_deref().unwrap_or(""))
+    }
+
     /// Reads the settings from a JSON object (`{}` or empty text: the defaults).
     pub fn from_json(text: &str) -> Result<StoreOptions> {
         let mut options = StoreOptions::default();
@@ -347,6 +362,25 @@ impl StoreOptions {
         let get = Getter(&map);
         options.fsync = get.flag("fsync")?.unwrap_or(false);
         options.normalize_keys = get.flag("normalize_keys")?.unwrap_or(false);
+        options.chunk_store = get.text("chunk_store")?;
+        options.chunk_store_options = match map.get("chunk_store_options") {
+            None => None,
+            Some(Value::Object(nested)) if options.chunk_store.is_some() => {
+                if nested.contains_key("chunk_store") || nested.contains_key("metadata_key") {
+                    return Err(get.invalid(
+                        "chunk_store_options",
+                        "the chunk store's own options (without chunk_store or metadata_key)",
+                    ));
+                }
+                Some(Value::Object(nested.clone()).to_string())
+            }
+            Some(Value::Object(_)) => {
+                return Err(Error::InvalidArgument(
+                    "store option \"chunk_store_options\" needs \"chunk_store\"".into(),
+                ))
+            }
+            Some(_) => return Err(get.invalid("chunk_store_options", "a JSON object")),
+        };
         options.metadata_key = match get.text("metadata_key")? {
             Some(key)
                 if crate::path::validate_key(&key).is_ok()
@@ -566,6 +600,15 @@ mod tests {
             (r#"{"metadata_key": "../up"}"#, "metadata_key"),
             (r#"{"metadata_key": ""}"#, "metadata_key"),
             (r#"{"normalize_keys": "yes"}"#, "normalize_keys"),
+            (r#"{"chunk_store_options": {}}"#, "needs \"chunk_store\""),
+            (
+                r#"{"chunk_store": "c", "chunk_store_options": {"chunk_store": "d"}}"#,
+                "chunk_store_options",
+            ),
+            (
+                r#"{"chunk_store": "c", "chunk_store_options": 1}"#,
+                "a JSON object",
+            ),
         ] {
             match StoreOptions::from_json(text) {
                 Err(Error::InvalidArgument(m)) => assert!(m.contains(needle), "{text}: {m}"),

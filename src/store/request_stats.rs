@@ -32,3 +32,24 @@ pub struct RequestStats {
     /// Response body bytes announced (`Content-Length`).
     pub bytes_received: u64,
 }
+
+impl std::ops::Add for RequestStats {
+    type Output = RequestStats;
+
+    /// The requests of two stores together (metadata and chunks in two, `chunk_store`).
+    fn add(self, other: RequestStats) -> RequestStats {
+        RequestStats {
+            requests: self.requests + other.requests,
+            get: self.get + other.get,
+            head: self.head + other.head,
+            put: self.put + other.put,
+            delete: self.delete + other.delete,
+            other: self.other + other.other,
+            retryable_failures: self.retryable_failures + other.retryable_failures,
+            error_responses: self.error_responses + other.error_responses,
+            conflicts: self.conflicts + other.conflicts,
+            bytes_sent: self.bytes_sent + other.bytes_sent,
+            bytes_received: self.bytes_received + other.bytes_received,
+        }
+    }
+}

@@ -4,7 +4,8 @@ zarr-python 2.18 (zarr-python 3 has none of them):
 * `normalize_keys` (`DirectoryStore(normalize_keys=True)`): keys lower-cased before they name files, so
   nodes opened by any spelling of their names are one node;
 * `metadata_key` (`metadata_key=` of `consolidate_metadata` and `open_consolidated`): consolidated metadata
-  under another key than `.zmetadata`.
+  under another key than `.zmetadata`;
+* `chunk_store` (`chunk_store=`): node documents and consolidated metadata in one store, chunks in another.
 """
 import numpy as np
 import pytest
@@ -88,3 +89,34 @@ def test_metadata_key_both_ways(tmp_path):
     (tmp_path / "lib" / "g" / "b" / ".zarray").unlink()  # found in the consolidated document only
     root = zarr.open_consolidated(zarr.DirectoryStore(str(tmp_path / "lib")), metadata_key="zmeta", mode="r")
     np.testing.assert_array_equal(root["g/b"][...], values)
+
+
+def test_chunk_store_both_ways(tmp_path):
+    """`chunk_store` (zarr-python 2's `chunk_store=`): node documents in one store, chunks in another."""
+    values = np.arange(30, dtype="<i4").reshape(6, 5)
+    meta, chunks = zarr.DirectoryStore(str(tmp_path / "zm")), zarr.DirectoryStore(str(tmp_path / "zc"))
+    root = zarr.group(store=meta, chunk_store=chunks)
+    root.create_dataset("g/a", data=values, chunks=(4, 4), fill_value=-1).attrs["units"] = "m"
+    zarr.consolidate_metadata(meta)
+    assert "g/a/0.0" in files(tmp_path / "zc") and "g/a/0.0" not in files(tmp_path / "zm")
+    options = {"chunk_store": str(tmp_path / "zc")}
+    with libzarr.Store.open_options(tmp_path / "zm", "r", options) as store:
+        assert store.uses_consolidated
+        with store.open_array("g/a") as arr:
+            np.testing.assert_array_equal(arr.read(), values)
+            assert arr.attrs() == {"units": "m"}
+        assert store.open_group("g").list()["arrays"] == ["a"]
+    # the chunks are not where the metadata is: without the option the array reads as its fill value
+    with libzarr.Store.open(tmp_path / "zm", "r") as store, store.open_array("g/a") as arr:
+        assert (arr.read() == -1).all()
+
+    options = {"chunk_store": str(tmp_path / "lc"), "chunk_store_options": {"fsync": True}}
+    with libzarr.Store.open_options(tmp_path / "lm", "w", options) as store:
+        with store.create_array("x", META) as arr:
+            arr.write(values)
+        store.consolidate()
+    assert files(tmp_path / "lm") == [".zgroup", ".zmetadata", "x/.zarray"]
+    assert files(tmp_path / "lc") == ["x/0.0", "x/0.1", "x/1.0", "x/1.1"]
+    z = zarr.open_array(store=zarr.DirectoryStore(str(tmp_path / "lm")), path="x", mode="r",
+                        chunk_store=zarr.DirectoryStore(str(tmp_path / "lc")))
+    np.testing.assert_array_equal(z[...], values)
