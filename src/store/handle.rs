@@ -93,7 +93,8 @@ impl StoreHandle {
         if let Some(chunk_location) = &options.chunk_store {
             let chunk_location = local_path(chunk_location);
             let chunk_shown = crate::redact::redact_url(chunk_location).into_owned();
-            let chunk_options = options.chunk_store_options()?;
+            let chunk_options = options.chunk_store_options.as_deref();
+            let chunk_options = chunk_options.cloned().unwrap_or_default();
             let (chunks, _) = open_backend(chunk_location, &chunk_shown, mode, &chunk_options)?;
             backend = Box::new(SplitStore::new(
                 backend,

@@ -193,8 +193,9 @@ pub struct StoreOptions {
     /// `chunk_store=`; node documents and consolidated metadata stay in the first
     /// (`crate::store::split`). Opened in the same mode, with `chunk_store_options`.
     pub chunk_store: Option<String>,
-    /// The options of the `chunk_store` (a JSON object, as these; none by default).
-    pub chunk_store_options: Option<String>,
+    /// The options of the `chunk_store` (given as a JSON object, as these; the defaults when
+    /// not given).
+    pub chunk_store_options: Option<Box<StoreOptions>>,
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
     pub dbm_format: Option<DbmFormat>,
@@ -333,11 +334,6 @@ const NAMES: [(&str, &[Backend]); 28] = {
 };
 
 impl StoreOptions {
-    /// The options of the `chunk_store` (the defaults when none were given).
-    pub fn chunk_store_options(&self) -> Result<StoreOptions> {
-        StoreOptions::from_json(self.chunk_store_options.as_deref().unwrap_or(""))
-    }
-
     /// Reads the settings from a JSON object (`{}` or empty text: the defaults).
     pub fn from_json(text: &str) -> Result<StoreOptions> {
         let mut options = StoreOptions::default();
@@ -372,7 +368,8 @@ impl StoreOptions {
                         "the chunk store's own options (without chunk_store or metadata_key)",
                     ));
                 }
-                Some(Value::Object(nested.clone()).to_string())
+                let nested = Value::Object(nested.clone()).to_string();
+                Some(Box::new(StoreOptions::from_json(&nested)?))
             }
             Some(Value::Object(_)) => {
                 return Err(Error::InvalidArgument(
