@@ -922,6 +922,13 @@ zarr_status zarr_store_open(const char *location,
  * Opens the store at `location` as `zarr_store_open` does, with settings in `options_json`
  * (NULL or `"{}"`: none), a JSON object; for a remote store its members override the
  * environment (and the AWS profile files):
+ * - every store: `metadata_key`, the key of the v2 consolidated metadata document (default
+ *   `.zmetadata`, as zarr-python 2's `metadata_key=`); `chunk_store`, the location of a
+ *   second store for the chunks, opened in the same mode with the options in
+ *   `chunk_store_options` (as zarr-python 2's `chunk_store=`: node documents and consolidated
+ *   metadata stay in this store, every other key goes there);
+ * - directory stores: `normalize_keys` (default false): with true, keys are lower-cased
+ *   before they name files, as zarr-python 2's `DirectoryStore(normalize_keys=True)`;
  * - zip stores: `zip_compression`, `"stored"` (the default, as zarr-python's) or `"deflate"`
  *   (zarr-python's `compression=zipfile.ZIP_DEFLATED`, at zlib's default level), for the
  *   members written; and `fsync` (default false): with true, a flush or close puts the archive
