@@ -82,7 +82,7 @@ mod tests {
         let unsupported = |r: &Result<()>| matches!(r, Err(Error::Unsupported(_)));
         let dtype = DataType::parse(&json!("<f4")).unwrap();
         let compressor = |id: &str| {
-            compressor_from_config(&json!({ "id": id }), CodecContext { item_size: 4 }).map(drop)
+            compressor_from_config(&json!({ "id": id }), CodecContext::items(4)).map(drop)
         };
         let filter =
             |id: &str| CodecPipeline::new(Some(&[json!({ "id": id })][..]), None, &dtype).map(drop);
@@ -95,7 +95,7 @@ mod tests {
         }
         for (cname, _) in BLOSC_COMPRESSORS {
             let config = json!({"id": "blosc", "cname": cname});
-            assert!(compressor_from_config(&config, CodecContext { item_size: 4 }).is_ok());
+            assert!(compressor_from_config(&config, CodecContext::items(4)).is_ok());
         }
         for id in OBJECT_CODEC_IDS {
             let codec = ObjectCodec::from_config(&json!({ "id": id, "dtype": "<i4" }));

@@ -192,6 +192,12 @@ pub const CODECS: &[(&str, &str)] = &[
         r#"{"zarr_format": 3, "data_type": "string", "codecs": [{"name": "vlen-utf8"}]}"#,
         "c/0/0",
     ),
+    (r#"{"compressor": {"id": "pcodec"}}"#, "0.0"),
+    (r#"{"compressor": {"id": "base64"}}"#, "0.0"),
+    (
+        r#"{"zarr_format": 3, "data_type": "float64", "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 8], "codecs": [{"name": "numcodecs.pcodec", "configuration": {"level": 3}}], "index_codecs": [{"name": "bytes"}, {"name": "numcodecs.adler32", "configuration": {}}]}}]}"#,
+        "c/0/0",
+    ),
 ];
 
 /// The full metadata document of `CODECS[i]`: its members over a 16 × 16 default.

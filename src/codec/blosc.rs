@@ -250,7 +250,7 @@ mod tests {
     use crate::codec::testutil::*;
 
     fn codec(config: Value, item_size: usize) -> Result<Blosc> {
-        Blosc::from_config(config.as_object().unwrap(), CodecContext { item_size })
+        Blosc::from_config(config.as_object().unwrap(), CodecContext::items(item_size))
     }
 
     /// Fixtures: `numcodecs.Blosc(...).encode(np.frombuffer(bytes(range(50)) * 4, dtype))`

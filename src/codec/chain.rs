@@ -233,6 +233,8 @@ fn kind_of(name: &str) -> Option<Kind> {
         return Some(kind);
     }
     match name.strip_prefix("numcodecs.")? {
+        // zarr-python 3 hands pcodec the chunk's numbers: it serialises the array.
+        "pcodec" => Some(Kind::ArrayToBytes),
         id if NUMCODECS_ARRAY_FILTERS.contains(&id) => Some(Kind::ArrayToArray),
         id if super::COMPRESSOR_IDS.contains(&id) => Some(Kind::BytesToBytes),
         id if NUMCODECS_BYTE_FILTERS.contains(&id) => Some(Kind::BytesToBytes),
@@ -438,6 +440,14 @@ impl<'a> Builder<'a> {
         if name == "sharding_indexed" {
             return self.sharding(config, std::mem::take(steps));
         }
+        if name == "numcodecs.pcodec" {
+            let codec = super::pcodec::Pcodec::from_config(config, Some(&self.elem))?;
+            let mut canonical = super::Codec::config(&codec);
+            canonical.as_object_mut().map(|o| o.remove("id"));
+            self.out.byte_order = Some(ByteOrder::NATIVE);
+            steps.push(Step::Codec(Box::new(codec)));
+            return Ok(json!({"name": name, "configuration": canonical}));
+        }
         if name == "packbits" {
             if filtered && ByteOrder::NATIVE != ByteOrder::Little && self.elem.size() > 1 {
                 return Err(Error::Unsupported(
@@ -615,7 +625,7 @@ impl<'a> Builder<'a> {
                 let step = if super::COMPRESSOR_IDS.contains(&id) {
                     Step::Codec(super::compressor_from_config(
                         &config,
-                        CodecContext { item_size: 1 },
+                        CodecContext::items(1),
                     )?)
                 } else {
                     let bytes = ElemType::Num(filters::numeric::NumType::U1);
@@ -672,7 +682,7 @@ fn blosc_v3(config: &Map<String, Value>, dtype: &DataType) -> Result<(blosc::Blo
     numcodecs.insert("shuffle".into(), json!(shuffle));
     numcodecs.insert("typesize".into(), json!(typesize));
     numcodecs.entry("cname").or_insert(json!("zstd"));
-    let codec = blosc::Blosc::from_config(&numcodecs, CodecContext { item_size: item })?;
+    let codec = blosc::Blosc::from_config(&numcodecs, CodecContext::items(item))?;
     let full = super::Codec::config(&codec);
     let canonical = json!({
         "typesize": typesize,

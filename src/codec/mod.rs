@@ -28,6 +28,7 @@ mod gzip;
 mod lz4;
 mod lzma;
 mod n5;
+mod pcodec;
 mod pipeline;
 mod stream;
 mod swap_bytes;
@@ -37,10 +38,23 @@ mod zlib;
 mod zstd;
 
 /// What a codec needs to know about the array whose chunks it encodes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CodecContext {
     /// Size in bytes of one array element (blosc's default `typesize`).
     pub item_size: usize,
+    /// The elements the codec is handed, where known (numcodecs hands a compressor the array
+    /// the filters made): what pcodec compresses.
+    pub(crate) element: Option<filters::numeric::ElemType>,
+}
+
+impl CodecContext {
+    /// A context of elements of `item_size` bytes, their type unknown.
+    pub fn items(item_size: usize) -> CodecContext {
+        CodecContext {
+            item_size,
+            element: None,
+        }
+    }
 }
 
 /// A bytes-to-bytes codec (a numcodecs compressor).
@@ -79,8 +93,8 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
 }
 
 /// The numcodecs ids of the compressors [`compressor_from_config`] builds.
-pub const COMPRESSOR_IDS: [&str; 8] = [
-    "zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma", "base64",
+pub const COMPRESSOR_IDS: [&str; 9] = [
+    "zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma", "base64", "pcodec",
 ];
 
 /// Builds a compressor from its `.zarray` configuration object. Unknown ids are
@@ -103,6 +117,7 @@ pub fn compressor_from_config(config: &Value, ctx: CodecContext) -> Result<Box<d
         "bz2" => Box::new(bz2::Bz2::from_config(obj)?),
         "lzma" => Box::new(lzma::Lzma::from_config(obj)?),
         "base64" => Box::new(base64::Base64::from_config(obj)?),
+        "pcodec" => Box::new(pcodec::Pcodec::from_config(obj, ctx.element.as_ref())?),
         "n5_wrapper" => Box::new(n5::N5Wrapper::from_config(obj, ctx)?),
         other => return Err(Error::Unsupported(format!("compressor id \"{other}\""))),
     };

@@ -41,7 +41,7 @@ impl N5Wrapper {
             Some(c) if c.get("id").and_then(Value::as_str) == Some("n5_wrapper") => {
                 return Err(bad("an n5_wrapper cannot wrap another"))
             }
-            Some(c) => Some(compressor_from_config(c, ctx)?),
+            Some(c) => Some(compressor_from_config(c, ctx.clone())?),
         };
         let dtype = obj
             .get("dtype")
@@ -331,7 +331,7 @@ mod tests {
         let config = json!({"id": "n5_wrapper", "compressor_config": compressor,
                             "dtype": dtype, "chunk_shape": chunks});
         let item_size = DataType::parse_typestr(dtype).unwrap().size;
-        N5Wrapper::from_config(config.as_object().unwrap(), CodecContext { item_size }).unwrap()
+        N5Wrapper::from_config(config.as_object().unwrap(), CodecContext::items(item_size)).unwrap()
     }
 
     #[test]

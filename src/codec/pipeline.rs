@@ -71,6 +71,7 @@ impl CodecPipeline {
             if filter::is_compressor(config) {
                 let ctx = CodecContext {
                     item_size: elem.size(),
+                    element: Some(elem.clone()),
                 };
                 steps.push(Step::Codec(
                     compressor_from_config(config, ctx).map_err(context)?,
@@ -84,6 +85,7 @@ impl CodecPipeline {
         }
         let ctx = CodecContext {
             item_size: elem.size(),
+            element: Some(elem.clone()),
         };
         let compressor = compressor.filter(|c| !c.is_null());
         if let Some(c) = compressor {
@@ -521,7 +523,7 @@ mod tests {
         let p = pipeline(delta.clone(), json!({"id": "zlib"}), "<i8").unwrap();
         let bomb = crate::codec::compressor_from_config(
             &json!({"id": "zlib"}),
-            crate::codec::CodecContext { item_size: 1 },
+            crate::codec::CodecContext::items(1),
         )
         .unwrap()
         .encode(&vec![0u8; 10 << 20])

@@ -58,9 +58,13 @@ COMPRESSORS = {
     "bz2": numcodecs.BZ2(level=5),
     "lzma": numcodecs.LZMA(),
     "base64": numcodecs.Base64(),
+    "pcodec": numcodecs.get_codec({"id": "pcodec"}),
+    "pcodec-classic": numcodecs.get_codec({"id": "pcodec", "level": 3, "mode_spec": "classic",
+                                           "delta_spec": "try_consecutive", "delta_encoding_order": 2,
+                                           "equal_pages_up_to": 500}),
 }
 # chunk files compared byte for byte; the others after decompression (see the module docstring)
-BYTE_EXACT = {"none", "blosc", "blosc-bit", "bz2", "lzma", "base64"}
+BYTE_EXACT = {"none", "blosc", "blosc-bit", "bz2", "lzma", "base64", "pcodec", "pcodec-classic"}
 NOT_EXACT_IDS = {"zlib", "gzip", "zstd", "lz4"}  # compressors in a filter list whose streams differ (see above)
 LZMA_RAW = numcodecs.LZMA(format=lzma.FORMAT_RAW, filters=[{"id": lzma.FILTER_DELTA, "dist": 4},
                                                           {"id": lzma.FILTER_LZMA1, "preset": 2, "lc": 0, "lp": 2}])
@@ -275,6 +279,13 @@ def _table():
         FCase(">i8", (Delta(">i8"),), "base64", "F", 42, True),
         FCase("<i4", (numcodecs.Base64(), CRC32()), "zstd", "C", -7, True),
         FCase("<f4", (Shuffle(4),), "base64", "C", math.nan, True),
+        # pcodec: the numbers the filters leave (numcodecs hands it their array), every type it takes
+        FCase("<i4", (Delta("<i4"),), "pcodec", "F", -7, True),
+        FCase("<f8", (Quantize(3, "<f8"),), "pcodec", "C", math.nan),
+        FCase("<u2", (Delta("<u2"),), "pcodec-classic", "C", 42, True),
+        FCase("<f2", (Delta("<f2"),), "pcodec", "C", 0.5),
+        FCase("<i8", (AsType("<i2", "<i8"),), "pcodec-classic", "F", -7),
+        FCase("<u4", (Delta("<u4"),), "pcodec", "C", 200, True),
     ]
     if CRC32C is not None:
         rows += [FCase("<f8", (CRC32C(),), "zstd", "C", math.nan, True),

@@ -319,6 +319,15 @@ NUMCODECS = {
     "adler32": ("int64", -2**63, (50,), (7,), [LE, nc("adler32")], 0),
     "fletcher32": ("complex64", [1.0, -2.5], (21, 18), (8, 9), [LE, nc("fletcher32")], 0),
     "delta": ("int16", -1, (37, 23), (10, 8), [nc("delta", dtype="<i2"), LE, GZIP], 0),
+    # pcodec serialises the array (array->bytes), in numcodecs' configuration as zarr-python writes it
+    "pcodec": ("int32", -7, (33, 12), (8, 5), [nc("pcodec", level=8, mode_spec="auto", delta_spec="auto",
+                                                  paging_spec="equal_pages_up_to", delta_encoding_order=None,
+                                                  equal_pages_up_to=262144)], 0),
+    "pcodec-f8-classic-sharded": ("float64", "NaN", (20, 15), (12, 10),
+                                  [sharding((6, 5), [nc("pcodec", level=3, mode_spec="classic",
+                                                        delta_spec="try_consecutive", paging_spec="equal_pages_up_to",
+                                                        delta_encoding_order=1, equal_pages_up_to=1000)], "end")],
+                                  1),
 }
 ZARRS_MISSING = {name: f"zarrs 0.2.3 does not support numcodecs.{name} (codec numcodecs.{name} is not supported)"
                  for name in ("lz4", "lzma", "crc32", "adler32", "fletcher32", "delta")}

@@ -370,7 +370,7 @@ KEY_ENCODINGS = [DEFAULT_KEY_ENCODING, {"name": "default", "configuration": {"se
 def split_codecs(codecs):
     """(array->array codecs, the array->bytes codec, bytes->bytes codecs) of a chain."""
     for i, c in enumerate(codecs):
-        if c["name"] in ("bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed"):
+        if c["name"] in ("bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed", "numcodecs.pcodec"):
             return codecs[:i], c, codecs[i + 1:]
     raise ValueError(f"no array->bytes codec in {codecs}")
 
