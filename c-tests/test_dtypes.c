@@ -1503,11 +1503,50 @@ static void test_unitless_times(void) {
     CHECK_OK(zarr_store_close(s));
 }
 
+/* Long doubles (<f16, >c32) where `long double` is x87 extended precision in 16 bytes (x86-64
+ * Linux, as NumPy's float128 there): values round trip through C `long double` with their 64-bit
+ * precision; a missing chunk reads as the fill value. Elsewhere the type is refused. */
+static void test_long_doubles(void) {
+#if defined(__x86_64__) && defined(__linux__)
+    zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+    zarr_array *a = create_array(s, "ld", "{\"shape\": [6], \"chunks\": [3], \"dtype\": \">f16\","
+                                          " \"compressor\": {\"id\": \"zstd\"}, \"fill_value\": -2.5}");
+    zarr_dtype_kind kind = -1;
+    size_t itemsize = 0;
+    if (a && CHECK_OK(zarr_array_dtype(a, &kind, &itemsize))) {
+        CHECK(kind == ZARR_DTYPE_FLOAT && itemsize == sizeof(long double));
+        long double third = 1.0L / 3.0L, v[3] = {third, -third * 1e300L * 1e300L, 0.0L}, back[6];
+        uint64_t start[1] = {0}, count[1] = {3}, all[1] = {6};
+        CHECK_OK(zarr_array_write(a, 1, start, count, v, sizeof v));
+        if (CHECK_OK(zarr_array_read(a, 1, start, all, back, sizeof back))) {
+            CHECK(back[0] == third && back[0] != (long double)(double)third); /* 64 bits, not 53 */
+            CHECK(back[1] == v[1]);                                            /* beyond double's range */
+            CHECK(back[3] == -2.5L && back[5] == -2.5L);                       /* the fill value */
+        }
+        char *json = NULL;
+        if (CHECK_OK(zarr_array_metadata_json(a, &json))) CHECK_JSON_HAS(json, "\"fill_value\":-2.5");
+        zarr_string_free(json);
+    }
+    if (a) zarr_array_close(a);
+    zarr_array *c = create_array(s, "lc", "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"<c32\","
+                                          " \"compressor\": null, \"fill_value\": [1.0, -1.0]}");
+    if (c) {
+        long double back[4];
+        uint64_t start[1] = {0}, count[1] = {2};
+        if (CHECK_OK(zarr_array_read(c, 1, start, count, back, sizeof back)))
+            CHECK(back[0] == 1.0L && back[1] == -1.0L && back[2] == 1.0L && back[3] == -1.0L);
+        zarr_array_close(c);
+    }
+    zarr_store_close(s);
+#endif
+}
+
 int main(void) {
     /* numbers */
     test_all_dtypes();
     test_big_endian_values();
     test_null_fill_numbers();
+    test_long_doubles();
     /* beyond numbers */
     test_type_getters();
     test_bytes();

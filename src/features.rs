@@ -82,7 +82,7 @@ mod tests {
         let unsupported = |r: &Result<()>| matches!(r, Err(Error::Unsupported(_)));
         let dtype = DataType::parse(&json!("<f4")).unwrap();
         let compressor = |id: &str| {
-            compressor_from_config(&json!({ "id": id }), CodecContext::items(4)).map(drop)
+            compressor_from_config(&json!({ "id": id }), CodecContext::of_array(&dtype)).map(drop)
         };
         let filter =
             |id: &str| CodecPipeline::new(Some(&[json!({ "id": id })][..]), None, &dtype).map(drop);

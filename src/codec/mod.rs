@@ -48,6 +48,14 @@ pub struct CodecContext {
 }
 
 impl CodecContext {
+    /// The context of a v2 compressor handed an array of `dtype` as it is (no filters).
+    pub fn of_array(dtype: &crate::dtype::DataType) -> CodecContext {
+        CodecContext {
+            item_size: dtype.size,
+            element: Some(filters::numeric::ElemType::of_array(dtype)),
+        }
+    }
+
     /// A context of elements of `item_size` bytes, their type unknown.
     pub fn items(item_size: usize) -> CodecContext {
         CodecContext {

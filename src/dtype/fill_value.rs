@@ -196,22 +196,29 @@ pub(super) fn float_bytes(v: f64, size: usize) -> Vec<u8> {
     match size {
         2 => f16::from_f64(v).to_ne_bytes().to_vec(),
         4 => (v as f32).to_ne_bytes().to_vec(),
+        16 => super::long_double::from_f64(v).to_vec(),
         _ => v.to_ne_bytes().to_vec(),
     }
 }
 
 pub(super) fn float_json(bytes: &[u8]) -> Value {
-    let v = match bytes.len() {
-        2 => f16::from_ne_bytes([bytes[0], bytes[1]]).to_f64(),
-        4 => f32::from_ne_bytes(bytes.try_into().expect("4 bytes")) as f64,
-        _ => f64::from_ne_bytes(bytes.try_into().expect("8 bytes")),
-    };
+    let v = float_of(bytes);
     if v.is_nan() {
         json!("NaN")
     } else if v.is_infinite() {
         json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
         json!(v)
+    }
+}
+
+/// The float in `bytes` (2, 4, 8 or 16 native bytes) as an `f64` (a long double rounded).
+pub fn float_of(bytes: &[u8]) -> f64 {
+    match bytes.len() {
+        2 => f16::from_ne_bytes([bytes[0], bytes[1]]).to_f64(),
+        4 => f32::from_ne_bytes(bytes.try_into().expect("4 bytes")) as f64,
+        16 => super::long_double::to_f64(bytes),
+        _ => f64::from_ne_bytes(bytes.try_into().expect("8 bytes")),
     }
 }
 

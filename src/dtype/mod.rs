@@ -6,6 +6,7 @@ use serde_json::Value;
 
 mod byte_swap;
 mod fill_value;
+pub(crate) mod long_double;
 mod numpy_str;
 mod object;
 mod structured;
@@ -14,7 +15,7 @@ pub mod utf32;
 pub mod v3;
 
 pub use byte_swap::ByteSwap;
-pub use fill_value::FillValue;
+pub use fill_value::{float_of, FillValue};
 pub use numpy_str::python_tuple;
 pub use object::{ObjectCodec, OBJECT_CODEC_IDS};
 pub use structured::{select_fields, Field, FieldRanges};
@@ -152,14 +153,23 @@ impl DataType {
         let valid = match kind {
             DataTypeKind::Bool => size == 1,
             DataTypeKind::Int | DataTypeKind::UInt => matches!(size, 1 | 2 | 4 | 8),
-            DataTypeKind::Float => matches!(size, 2 | 4 | 8),
-            DataTypeKind::Complex => matches!(size, 8 | 16),
+            DataTypeKind::Float => matches!(size, 2 | 4 | 8 | 16),
+            DataTypeKind::Complex => matches!(size, 8 | 16 | 32),
             DataTypeKind::DateTime(_) | DataTypeKind::TimeDelta(_) => size == 8,
             _ => size > 0,
         };
         if !valid {
             return Err(Error::Unsupported(format!(
                 "dtype {text:?} (no such item size)"
+            )));
+        }
+        let long_double = matches!(
+            (&kind, size),
+            (DataTypeKind::Float, 16) | (DataTypeKind::Complex, 32)
+        );
+        if long_double && !long_double::SUPPORTED {
+            return Err(Error::Unsupported(format!(
+                "dtype {text:?}: NumPy's long double is x87 extended precision in 16 bytes on x86-64 Linux, where it was written; this platform's long double is not, so its bytes would mean other numbers here"
             )));
         }
         // Single bytes and byte strings have no byte order; NumPy writes them with '|'.
@@ -274,7 +284,15 @@ mod tests {
             DataType::parse_typestr("|O").unwrap().kind,
             DataTypeKind::Object
         );
-        for unsupported in ["<i3", "<f16", "|S0", "<M4"] {
+        // Long doubles where they are x87 extended precision, refused elsewhere.
+        for long_double in ["<f16", ">c32"] {
+            match (DataType::parse_typestr(long_double), long_double::SUPPORTED) {
+                (Ok(t), true) => assert_eq!(t.typestr(), long_double),
+                (Err(Error::Unsupported(m)), false) => assert!(m.contains("x87"), "{m}"),
+                (other, _) => panic!("{long_double}: {other:?}"),
+            }
+        }
+        for unsupported in ["<i3", "<f12", "<c64", "|S0", "<M4"] {
             assert!(
                 matches!(
                     DataType::parse_typestr(unsupported),

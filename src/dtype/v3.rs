@@ -262,6 +262,12 @@ pub fn to_json(dtype: &DataType, object: Option<ObjectKind>) -> Result<Value> {
         (DataTypeKind::Bool, _) => json!("bool"),
         (DataTypeKind::Int, n) => json!(format!("int{}", n * 8)),
         (DataTypeKind::UInt, n) => json!(format!("uint{}", n * 8)),
+        (DataTypeKind::Float, 16) | (DataTypeKind::Complex, 32) => {
+            return Err(Error::Unsupported(format!(
+                "data type {}: Zarr v3 has no long double",
+                dtype.typestr()
+            )))
+        }
         (DataTypeKind::Float, n) => json!(format!("float{}", n * 8)),
         (DataTypeKind::Complex, n) => json!(format!("complex{}", n * 8)),
         (DataTypeKind::Unicode, _) => sized("fixed_length_utf32"),

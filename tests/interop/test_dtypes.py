@@ -542,3 +542,40 @@ def test_utf_errors():
     for text, nchars in [("abc", 2), ("𝄞𝄞", 1), ("é", 0)]:
         expect_error("ZARR_ERR_BUFFER_SIZE", libzarr.utf8_to_utf32, text, nchars)
     assert libzarr.utf8_to_utf32("", 0).size == 0 and libzarr.utf32_to_utf8("", 0) == b""
+
+
+# ---------------------------------------------------------------- long doubles (NumPy's float128, complex256)
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize != 16 or np.finfo(np.longdouble).nmant != 63,
+                    reason="this platform's long double is not x87 extended precision")
+@pytest.mark.parametrize("dtype,fill", [("<f16", -2.5), (">f16", "NaN"), ("<c32", [1.5, -0.25])])
+def test_long_doubles_both_ways(tmp_path, dtype, fill):
+    """Long doubles, which zarr-python 2 writes as NumPy holds them (x87 extended precision in 16 bytes): the
+    values beyond float64's precision and range survive both ways; the fill value travels as a JSON float."""
+    if zpy.ZARR3:
+        pytest.skip("zarr-python 3 has no Zarr data type for long doubles")
+    shape, chunks = (7, 5), (3, 4)
+    values = np.empty(shape, dtype)
+    values.real = np.longdouble(1) / 3 + np.arange(35).reshape(shape)   # 1/3 to 64 bits, not 53
+    values.flat[3] = np.longdouble("1e4000")                             # beyond float64's range
+    if dtype.startswith("<c"):
+        values.imag = -values.real
+    fill_value = complex(*fill) if isinstance(fill, list) else float(fill)
+    z = zpy.create(tmp_path / "zpy", shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value)
+    z[:2, :] = values[:2, :]
+    expected = z[...]
+    with libzarr.open_store(tmp_path, "a") as store:
+        with store.open_array("zpy") as arr:
+            assert arr.dtype == np.dtype(dtype).newbyteorder("=")  # the caller sees native values
+            got = arr.read()
+            assert np.array_equal(got, expected, equal_nan=True)
+            first, far = got.real.flat[0], got.real.flat[3]
+            assert far == np.longdouble("1e4000") and first != first.astype(np.float64)  # 64-bit precision kept
+        meta = {"zarr_format": 2, "shape": list(shape), "chunks": list(chunks), "dtype": dtype, "compressor": None,
+                "fill_value": fill, "order": "C", "filters": None}
+        with store.create_array("lib", meta) as arr:
+            arr.write(values[:, :4], (0, 0))
+    theirs = zpy.read(zpy.open_array(tmp_path / "lib"))
+    model = np.full(shape, fill_value, dtype)
+    model[:, :4] = values[:, :4]
+    assert np.array_equal(theirs, model, equal_nan=True)
+    assert load_json(tmp_path / "lib" / ".zarray")["fill_value"] == fill

@@ -261,8 +261,13 @@ fn float_value(b: &[u8], json: bool) -> String {
             let x = f32::from_ne_bytes(b.try_into().expect("4 bytes"));
             (x as f64, x.to_string())
         }
-        _ => {
+        8 => {
             let x = f64::from_ne_bytes(b.try_into().expect("8 bytes"));
+            (x, x.to_string())
+        }
+        // A long double, shown as the nearest f64.
+        _ => {
+            let x = zarr::dtype::float_of(b);
             (x, x.to_string())
         }
     };

@@ -179,6 +179,9 @@ impl ElemType {
             DataTypeKind::Bool => Kind::Bool,
             DataTypeKind::Int => Kind::Int,
             DataTypeKind::UInt => Kind::UInt,
+            // Long doubles: no filter computes with them.
+            DataTypeKind::Float if dtype.size == 16 => return ElemType::Other { size: 16 },
+            DataTypeKind::Complex if dtype.size == 32 => return ElemType::Other { size: 32 },
             DataTypeKind::Float => Kind::Float,
             DataTypeKind::Complex => Kind::Complex,
             #[allow(unreachable_patterns)]
