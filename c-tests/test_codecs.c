@@ -1,7 +1,9 @@
 /* test_codecs.c - every compressor of the contract (zlib, gzip, zstd, blosc with each
  * cname and shuffle, snappy where built, lz4, bz2, lzma .xz and raw): round trips,
  * compressor_json, reopen from disk, and the stored chunk bytes in the codec's real format
- * (magic numbers, blosc header fields); compressors in the filter list. */
+ * (magic numbers, blosc header fields); compressors in the filter list; codecs registered by
+ * the program (zarr_codec_register) under their v2 ids and v3 names, their failures, and
+ * unregistering. */
 #include "testutil.h"
 
 enum { ROWS = 70, COLS = 50, CHUNK = 32 }; /* 3x2 chunks, the edge ones partial */
@@ -261,10 +263,161 @@ static void test_bad_configs(void) {
     CHECK_OK(zarr_store_close(s));
 }
 
+/* ---- codecs of the program's own ---------------------------------------------------------- */
+
+/* "xor_demo": the bytes XOR the configuration's "key", after the magic "XOR1". */
+static int xor_key(const char *config) {
+    const char *at = strstr(config, "\"key\":");
+    return at ? atoi(at + 6) : 0;
+}
+
+static zarr_status xor_encode(void *user, const char *config, const void *input, size_t length,
+                              zarr_bytes_sink_fn put, void *sink) {
+    (void)user;
+    unsigned char *out = malloc(length + 4);
+    const unsigned char *in = input;
+    int key = xor_key(config);
+    memcpy(out, "XOR1", 4);
+    for (size_t i = 0; i < length; i++) out[4 + i] = (unsigned char)(in[i] ^ key);
+    put(sink, out, 2);                  /* in two pieces: they are appended */
+    put(sink, out + 2, length + 2);
+    free(out);
+    return ZARR_OK;
+}
+
+static zarr_status xor_decode(void *user, const char *config, const void *input, size_t length, void *output,
+                              size_t capacity, size_t *out_length) {
+    (void)user;
+    const unsigned char *in = input;
+    if (length < 4 || memcmp(in, "XOR1", 4) != 0) {
+        zarr_store_callback_error("no XOR1 magic");
+        return ZARR_ERR_CORRUPT_CHUNK;
+    }
+    if (length - 4 > capacity) {
+        zarr_store_callback_error("too long");
+        return ZARR_ERR_CORRUPT_CHUNK;
+    }
+    int key = xor_key(config);
+    unsigned char *out = output;
+    for (size_t i = 4; i < length; i++) out[i - 4] = (unsigned char)(in[i] ^ key);
+    *out_length = length - 4;
+    return ZARR_OK;
+}
+
+/* "flip_demo": a filter that inverts every bit (keeps the size). */
+static zarr_status flip_encode(void *user, const char *config, const void *input, size_t length,
+                               zarr_bytes_sink_fn put, void *sink) {
+    (void)user, (void)config;
+    unsigned char *out = malloc(length ? length : 1);
+    for (size_t i = 0; i < length; i++) out[i] = (unsigned char)~((const unsigned char *)input)[i];
+    put(sink, out, length);
+    free(out);
+    return ZARR_OK;
+}
+
+static zarr_status flip_decode(void *user, const char *config, const void *input, size_t length, void *output,
+                               size_t capacity, size_t *out_length) {
+    (void)user, (void)config;
+    if (length > capacity) return ZARR_ERR_CORRUPT_CHUNK;
+    for (size_t i = 0; i < length; i++) ((unsigned char *)output)[i] = (unsigned char)~((const unsigned char *)input)[i];
+    *out_length = length;
+    return ZARR_OK;
+}
+
+static int releases;
+static void count_release(void *user) { (void)user, releases++; }
+
+/* Writes 0..63 as <i4 into a new array from `json`, reads it back; returns the array. */
+static zarr_array *round_trip(zarr_store *s, const char *path, const char *json) {
+    zarr_array *a = create_array(s, path, json);
+    int32_t v[64], back[64];
+    uint64_t start[1] = {0}, count[1] = {64};
+    for (int i = 0; i < 64; i++) v[i] = i * 3 - 7;
+    if (a && CHECK_OK(zarr_array_write(a, 1, start, count, v, sizeof v)) &&
+        CHECK_OK(zarr_array_read(a, 1, start, count, back, sizeof back)))
+        CHECK(memcmp(v, back, sizeof v) == 0);
+    return a;
+}
+
+static void test_registered_codecs(void) {
+    zarr_codec_callbacks xor_codec = {ZARR_CODEC_CALLBACKS_VERSION, 1, ZARR_CODEC_BYTES, "xor_demo", NULL, NULL,
+                                      xor_encode, xor_decode, count_release};
+    zarr_codec_callbacks flip = {ZARR_CODEC_CALLBACKS_VERSION, 0, ZARR_CODEC_FILTER, "flip_demo", "flip",
+                                 NULL, flip_encode, flip_decode, count_release};
+    zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+    /* Not registered yet: refused naming the id. */
+    zarr_array *a = NULL;
+    CHECK_STATUS(zarr_array_create(s, "early", "{\"shape\": [64], \"chunks\": [16], \"dtype\": \"<i4\","
+                                               " \"compressor\": {\"id\": \"xor_demo\", \"key\": 90}}", &a),
+                 ZARR_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(zarr_last_error(), "xor_demo");
+    if (!CHECK_OK(zarr_codec_register(&xor_codec)) || !CHECK_OK(zarr_codec_register(&flip))) return;
+    /* v2: as the compressor, and the filter before zstd. */
+    zarr_array *v2 = round_trip(s, "v2", "{\"shape\": [64], \"chunks\": [16], \"dtype\": \"<i4\","
+                                         " \"compressor\": {\"id\": \"xor_demo\", \"key\": 90}}");
+    unsigned char stored[68];
+    size_t n = 0;
+    if (CHECK_OK(zarr_store_get(s, "v2/0", 0, stored, sizeof stored, &n))) {
+        int32_t first = -7;
+        CHECK(n == 68 && memcmp(stored, "XOR1", 4) == 0 && stored[4] == (((unsigned char *)&first)[0] ^ 90));
+    }
+    zarr_array *filtered = round_trip(s, "filtered", "{\"shape\": [64], \"chunks\": [16], \"dtype\": \"<i4\","
+                                                     " \"filters\": [{\"id\": \"flip_demo\"}],"
+                                                     " \"compressor\": {\"id\": \"zstd\"}}");
+    /* v3: under its v3 names, with the configuration the metadata gives. */
+    zarr_array *v3 = round_trip(s, "v3", "{\"zarr_format\": 3, \"shape\": [64], \"data_type\": \"int32\","
+                                         " \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [16]}},"
+                                         " \"codecs\": [{\"name\": \"flip\", \"configuration\": {}}, {\"name\": \"bytes\"},"
+                                         " {\"name\": \"numcodecs.xor_demo\", \"configuration\": {\"key\": 7}}]}");
+    char *json = NULL;
+    if (v3 && CHECK_OK(zarr_array_metadata_json(v3, &json))) {
+        CHECK_JSON_HAS(json, "{\"name\":\"numcodecs.xor_demo\",\"configuration\":{\"key\":7}}");
+        zarr_string_free(json);
+    }
+    /* A chunk the codec cannot decode: its status and message, naming the codec. */
+    int32_t back[16];
+    uint64_t start[1] = {0}, count[1] = {16};
+    CHECK_OK(zarr_store_set(s, "v2/0", "garbage!", 8));
+    if (v2) {
+        CHECK_STATUS(zarr_array_read(v2, 1, start, count, back, sizeof back), ZARR_ERR_CORRUPT_CHUNK);
+        CHECK_CONTAINS(zarr_last_error(), "no XOR1 magic");
+        CHECK_CONTAINS(zarr_last_error(), "xor_demo");
+    }
+    /* Bad registrations: refused, released. */
+    zarr_codec_callbacks bad = xor_codec;
+    bad.id = "zstd";
+    releases = 0;
+    CHECK_STATUS(zarr_codec_register(&bad), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "built into libzarr");
+    bad.id = "other", bad.decode = NULL;
+    CHECK_STATUS(zarr_codec_register(&bad), ZARR_ERR_INVALID_ARGUMENT);
+    bad.decode = xor_decode, bad.kind = 7;
+    CHECK_STATUS(zarr_codec_register(&bad), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK(releases == 3);
+    bad.version = 99;
+    CHECK_STATUS(zarr_codec_register(&bad), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK(releases == 3); /* a wrong version: nothing of the structure is used */
+    /* Unregistered: arrays open keep it, new ones cannot use it; release after the last. */
+    releases = 0;
+    CHECK_OK(zarr_codec_unregister("xor_demo"));
+    CHECK_STATUS(zarr_codec_unregister("xor_demo"), ZARR_ERR_NOT_FOUND);
+    if (v3) CHECK_OK(zarr_array_read(v3, 1, start, count, back, sizeof back));
+    CHECK(releases == 0);
+    if (v2) zarr_array_close(v2);
+    if (v3) zarr_array_close(v3);
+    CHECK(releases == 1);
+    CHECK_STATUS(zarr_array_open(s, "v3", &a), ZARR_ERR_UNSUPPORTED);
+    CHECK_OK(zarr_codec_unregister("flip_demo"));
+    if (filtered) zarr_array_close(filtered);
+    CHECK(releases == 2);
+    zarr_store_close(s);
+}
+
 int main(void) {
     test_codecs();
     test_blosc_snappy();
     test_compressor_filters();
     test_bad_configs();
+    test_registered_codecs();
     return check_summary("test_codecs");
 }

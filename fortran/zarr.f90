@@ -29,6 +29,9 @@ module zarr
   integer, parameter, public :: ZARR_VERSION_PATCH = 0
   integer, parameter, public :: ZARR_VERSION_NUMBER = 100
   integer, parameter, public :: ZARR_STORE_CALLBACKS_VERSION = 2
+  integer, parameter, public :: ZARR_CODEC_CALLBACKS_VERSION = 1
+  integer, parameter, public :: ZARR_CODEC_BYTES = 0
+  integer, parameter, public :: ZARR_CODEC_FILTER = 1
   integer, parameter, public :: ZARR_OK = 0
   integer, parameter, public :: ZARR_ERR_NULL_POINTER = -1
   integer, parameter, public :: ZARR_ERR_INVALID_ARGUMENT = -2
@@ -136,6 +139,19 @@ module zarr
     integer(c_size_t) :: mask_size = 0
   end type zarr_selection
 
+  !> struct zarr_codec_callbacks of zarr.h (zero by default, as {0} in C).
+  type, bind(c), public :: zarr_codec_callbacks
+    integer(c_int32_t) :: version = 0
+    integer(c_int32_t) :: thread_safe = 0
+    integer(c_int32_t) :: kind = 0
+    type(c_ptr) :: id = c_null_ptr
+    type(c_ptr) :: v3_name = c_null_ptr
+    type(c_ptr) :: user_data = c_null_ptr
+    type(c_funptr) :: encode = c_null_funptr
+    type(c_funptr) :: decode = c_null_funptr
+    type(c_funptr) :: release = c_null_funptr
+  end type zarr_codec_callbacks
+
   !> struct zarr_progress of zarr.h (zero by default, as {0} in C).
   type, bind(c), public :: zarr_progress
     integer(c_int64_t) :: bytes_done = 0
@@ -175,18 +191,20 @@ module zarr
       zarr_ndims, zarr_shape, zarr_get, zarr_put, zarr_get_attrs, zarr_put_attrs
 
   ! The C API (zarr.h): its callback types, then its functions.
-  public :: zarr_key_sink_fn, zarr_value_sink_fn, zarr_visit_fn, zarr_progress_fn, &
-      zarr_copy_log_fn, zarr_store_callbacks_size_fn, zarr_store_callbacks_read_fn, &
-      zarr_store_callbacks_write_fn, zarr_store_callbacks_erase_fn, zarr_store_callbacks_list_fn, &
-      zarr_store_callbacks_release_fn, zarr_store_callbacks_read_many_fn, &
-      zarr_store_callbacks_write_many_fn, zarr_version_c, zarr_version_number_c, &
-      zarr_check_version, zarr_features, zarr_has_feature, zarr_last_error, zarr_string_free, &
-      zarr_status_name_c, zarr_store_open, zarr_store_open_options, zarr_store_flush, &
-      zarr_store_close, zarr_store_request_stats, zarr_consolidate_metadata, &
-      zarr_store_refresh_consolidated, zarr_store_uses_consolidated, zarr_store_callback_error, &
-      zarr_store_open_callbacks, zarr_store_value_size, zarr_store_get, zarr_store_set, &
-      zarr_store_erase, zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, &
-      zarr_store_rmdir, zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
+  public :: zarr_key_sink_fn, zarr_value_sink_fn, zarr_visit_fn, zarr_bytes_sink_fn, &
+      zarr_progress_fn, zarr_copy_log_fn, zarr_store_callbacks_size_fn, &
+      zarr_store_callbacks_read_fn, zarr_store_callbacks_write_fn, zarr_store_callbacks_erase_fn, &
+      zarr_store_callbacks_list_fn, zarr_store_callbacks_release_fn, &
+      zarr_store_callbacks_read_many_fn, zarr_store_callbacks_write_many_fn, &
+      zarr_codec_callbacks_encode_fn, zarr_codec_callbacks_decode_fn, &
+      zarr_codec_callbacks_release_fn, zarr_version_c, zarr_version_number_c, zarr_check_version, &
+      zarr_features, zarr_has_feature, zarr_last_error, zarr_string_free, zarr_status_name_c, &
+      zarr_store_open, zarr_store_open_options, zarr_store_flush, zarr_store_close, &
+      zarr_store_request_stats, zarr_consolidate_metadata, zarr_store_refresh_consolidated, &
+      zarr_store_uses_consolidated, zarr_store_callback_error, zarr_store_open_callbacks, &
+      zarr_store_value_size, zarr_store_get, zarr_store_set, zarr_store_erase, &
+      zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, zarr_store_rmdir, &
+      zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
       zarr_group_zarr_format, zarr_group_open, zarr_group_close, zarr_group_list, &
       zarr_group_attrs_get, zarr_group_attrs_set, zarr_group_attrs_update, &
       zarr_group_attrs_delete, zarr_group_info_json, zarr_group_visit, zarr_group_tree_text, &
@@ -207,11 +225,12 @@ module zarr
       zarr_array_dtype_string, zarr_array_time_unit, zarr_array_field_count, zarr_array_field, &
       zarr_array_fields_json, zarr_array_read_fields, zarr_array_write_fields, &
       zarr_array_read_fields_selection, zarr_array_write_fields_selection, zarr_utf32_to_utf8, &
-      zarr_utf8_to_utf32, zarr_store_node_kind, zarr_store_delete, zarr_store_move, &
-      zarr_store_set_fill_value, zarr_array_info_json, zarr_array_info_text, zarr_array_digest, &
-      zarr_array_hexdigest, zarr_store_copy, zarr_array_copy_to, zarr_store_copy_options, &
-      zarr_node_copy, zarr_set_num_threads, zarr_num_threads, zarr_array_set_write_empty_chunks, &
-      zarr_array_write_empty_chunks, zarr_array_set_chunk_cache, zarr_array_chunk_cache_stats
+      zarr_utf8_to_utf32, zarr_codec_register, zarr_codec_unregister, zarr_store_node_kind, &
+      zarr_store_delete, zarr_store_move, zarr_store_set_fill_value, zarr_array_info_json, &
+      zarr_array_info_text, zarr_array_digest, zarr_array_hexdigest, zarr_store_copy, &
+      zarr_array_copy_to, zarr_store_copy_options, zarr_node_copy, zarr_set_num_threads, &
+      zarr_num_threads, zarr_array_set_write_empty_chunks, zarr_array_write_empty_chunks, &
+      zarr_array_set_chunk_cache, zarr_array_chunk_cache_stats
 
   !> Closes a store, group or array handle (a closed or never opened one is a no-op).
   interface zarr_close
@@ -297,6 +316,12 @@ module zarr
       type(c_ptr), value :: user_data
       integer(c_int32_t) :: zarr_visit_fn
     end function zarr_visit_fn
+    subroutine zarr_bytes_sink_fn(sink, data, length) bind(c)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: sink
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: length
+    end subroutine zarr_bytes_sink_fn
     function zarr_progress_fn(progress, user_data) bind(c)
       import :: c_int32_t, c_ptr, zarr_progress
       type(zarr_progress), intent(in) :: progress
@@ -369,6 +394,32 @@ module zarr
       type(c_ptr), value :: lengths
       integer(c_int32_t) :: zarr_store_callbacks_write_many_fn
     end function zarr_store_callbacks_write_many_fn
+    function zarr_codec_callbacks_encode_fn(user_data, config, input, length, put, sink) bind(c)
+      import :: c_funptr, c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: config
+      type(c_ptr), value :: input
+      integer(c_size_t), value :: length
+      type(c_funptr), value :: put
+      type(c_ptr), value :: sink
+      integer(c_int32_t) :: zarr_codec_callbacks_encode_fn
+    end function zarr_codec_callbacks_encode_fn
+    function zarr_codec_callbacks_decode_fn(user_data, config, input, length, output, capacity, &
+        out_length) bind(c)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: user_data
+      type(c_ptr), value :: config
+      type(c_ptr), value :: input
+      integer(c_size_t), value :: length
+      type(c_ptr), value :: output
+      integer(c_size_t), value :: capacity
+      integer(c_size_t), intent(out) :: out_length
+      integer(c_int32_t) :: zarr_codec_callbacks_decode_fn
+    end function zarr_codec_callbacks_decode_fn
+    subroutine zarr_codec_callbacks_release_fn(user_data) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: user_data
+    end subroutine zarr_codec_callbacks_release_fn
   end interface
 
   !> The functions of zarr.h.
@@ -1139,6 +1190,16 @@ module zarr
       integer(c_size_t), value :: nchars
       integer(c_int32_t) :: zarr_utf8_to_utf32
     end function zarr_utf8_to_utf32
+    function zarr_codec_register(codec) bind(c, name="zarr_codec_register")
+      import :: c_int32_t, zarr_codec_callbacks
+      type(zarr_codec_callbacks), intent(in), optional :: codec
+      integer(c_int32_t) :: zarr_codec_register
+    end function zarr_codec_register
+    function zarr_codec_unregister(id) bind(c, name="zarr_codec_unregister")
+      import :: c_char, c_int32_t
+      character(kind=c_char), intent(in), optional :: id(*)
+      integer(c_int32_t) :: zarr_codec_unregister
+    end function zarr_codec_unregister
     function zarr_store_node_kind(store, path, out_kind) bind(c, name="zarr_store_node_kind")
       import :: c_char, c_int32_t, c_ptr
       type(c_ptr), value :: store

@@ -60,6 +60,23 @@
 #define ZARR_STORE_CALLBACKS_VERSION 2
 
 /**
+ * The version of `zarr_codec_callbacks` this header describes: set its `version` to it.
+ */
+#define ZARR_CODEC_CALLBACKS_VERSION 1
+
+/**
+ * `zarr_codec_callbacks.kind`: a bytes→bytes codec (a v2 compressor, or a filter among the
+ * others; a v3 bytes→bytes codec).
+ */
+#define ZARR_CODEC_BYTES 0
+
+/**
+ * `zarr_codec_callbacks.kind`: a filter of the array's elements whose output has the size
+ * of its input (a v2 filter; a v3 array→array codec).
+ */
+#define ZARR_CODEC_FILTER 1
+
+/**
  * An open array. Safe to use from several threads at once: concurrent reads, and concurrent
  * writes to disjoint regions (even when they share chunks), are all correct.
  */
@@ -370,6 +387,77 @@ typedef struct {
  * The kind of values an array holds (`zarr_array_dtype`).
  */
 typedef int32_t zarr_dtype_kind;
+
+/**
+ * Receives the bytes an `encode` callback makes: `sink` as given to `encode`; each call
+ * appends `length` bytes at `data` (copied during the call).
+ */
+typedef void (*zarr_bytes_sink_fn)(void *sink, const void *data, size_t length);
+
+/**
+ * A codec kept by the caller (`zarr_codec_register`). `encode` and `decode` return `ZARR_OK`
+ * or a failing status after `zarr_store_callback_error` gave a message (as store callbacks
+ * do); that status and message reach the libzarr call that needed the chunk, with the codec's
+ * id. `config` is the codec's JSON configuration as the metadata has it (v2: the object with
+ * its `"id"`; v3: the `"configuration"` object), valid during the call only.
+ */
+typedef struct {
+  /**
+   * `ZARR_CODEC_CALLBACKS_VERSION`.
+   */
+  uint32_t version;
+  /**
+   * Nonzero when the functions may run on several threads at once; 0 makes libzarr call
+   * them one at a time.
+   */
+  int32_t thread_safe;
+  /**
+   * `ZARR_CODEC_BYTES` or `ZARR_CODEC_FILTER`.
+   */
+  int32_t kind;
+  /**
+   * The numcodecs id the codec has in a v2 `.zarray` (`"compressor": {"id": ...}`);
+   * copied.
+   */
+  const char *id;
+  /**
+   * Its name in a v3 `zarr.json` (NULL: `"numcodecs.<id>"`, as zarr-python 3 names
+   * numcodecs' codecs); copied.
+   */
+  const char *v3_name;
+  /**
+   * Passed to every function; must stay valid until `release` is called.
+   */
+  void *user_data;
+  /**
+   * Required. Encodes the `length` bytes at `input`, handing the result to
+   * `put(sink, data, n)` (once, or in pieces that are appended) before returning.
+   */
+  zarr_status (*encode)(void *user_data,
+                        const char *config,
+                        const void *input,
+                        size_t length,
+                        zarr_bytes_sink_fn put,
+                        void *sink);
+  /**
+   * Required. Decodes the `length` bytes at `input` into `output`, which holds `capacity`
+   * bytes (a chunk's size, or the most a filter's input may take), and sets `*out_length`
+   * to the bytes written; data that would decode to more is `ZARR_ERR_CORRUPT_CHUNK`.
+   */
+  zarr_status (*decode)(void *user_data,
+                        const char *config,
+                        const void *input,
+                        size_t length,
+                        void *output,
+                        size_t capacity,
+                        size_t *out_length);
+  /**
+   * Optional. Called once, when the codec is unregistered (or registered again) and no
+   * open array uses it any more; when `zarr_codec_register` fails, before it returns
+   * (unless `version` is wrong).
+   */
+  void (*release)(void *user_data);
+} zarr_codec_callbacks;
 
 /**
  * How far a copy is: bytes and items done out of the totals (see each copy for what an item
@@ -1058,8 +1146,8 @@ zarr_status zarr_store_uses_consolidated(const zarr_store *store, bool *out_in_u
 /* ==== Stores of the caller's own: callbacks =================================================== */
 
 /**
- * Gives the message of the failure a store callback is about to return (call it from the
- * callback, on its thread, before returning the failing status). NULL clears it. Copied.
+ * Gives the message of the failure a store or codec callback is about to return (call it from
+ * the callback, on its thread, before returning the failing status). NULL clears it. Copied.
  *
  * # Safety
  * `message` must be NULL or a NUL-terminated string.
@@ -2180,6 +2268,29 @@ zarr_status zarr_utf32_to_utf8(const uint32_t *utf32,
  * `utf8` holds `utf8_len` bytes; `out` has room for `nchars` units.
  */
 zarr_status zarr_utf8_to_utf32(const char *utf8, size_t utf8_len, uint32_t *out, size_t nchars);
+
+/* ==== Codecs of the caller's own: registration ================================================ */
+
+/**
+ * Registers a codec of the caller's own (see `zarr_codec_callbacks`; copied), usable from
+ * then on under its v2 id and its v3 name by arrays created or opened, as numcodecs'
+ * `register_codec` makes a codec usable by zarr-python. Registering an id again replaces the
+ * codec (arrays already open keep the one they have). An id or name of a codec built into
+ * libzarr, a wrong `version` or `kind`, or a missing function is `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `codec` must point to a filled `zarr_codec_callbacks` whose functions suit its `user_data`.
+ */
+zarr_status zarr_codec_register(const zarr_codec_callbacks *codec);
+
+/**
+ * Removes the codec registered under the v2 id `id`; arrays open with it keep it (its
+ * `release` runs after the last closes). `ZARR_ERR_NOT_FOUND` if none is.
+ *
+ * # Safety
+ * `id` must be a NUL-terminated string.
+ */
+zarr_status zarr_codec_unregister(const char *id);
 
 /* ==== Hierarchy operations: node kinds, delete, move, info ==================================== */
 

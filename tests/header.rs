@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// The header's sections, in the order a user meets them: the first function of each and its
 /// title. cbindgen writes the functions in the order of the modules of `src/ffi/mod.rs`.
-const SECTIONS: [(&str, &str); 14] = [
+const SECTIONS: [(&str, &str); 15] = [
     (
         "zarr_version",
         "The library: version, features, statuses and errors",
@@ -38,6 +38,10 @@ const SECTIONS: [(&str, &str); 14] = [
     (
         "zarr_array_dtype",
         "Data types, fields of structured types, text encodings",
+    ),
+    (
+        "zarr_codec_register",
+        "Codecs of the caller's own: registration",
     ),
     (
         "zarr_store_node_kind",

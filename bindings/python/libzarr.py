@@ -195,8 +195,37 @@ _SIGNATURES["zarr_store_set_fill_value"] = [_h, C.c_char_p, C.c_char_p]
 _SIGNATURES["zarr_array_block_box"] = [_h, _sz, _u64p, _u64p, _u64p, _u64p]
 _SIGNATURES["zarr_array_create_mode"] = [_h, C.c_char_p, C.c_char_p, C.c_int32, _out_h]
 _SIGNATURES["zarr_group_create_mode"] = [_h, C.c_char_p, C.c_int32, C.c_int32, _out_h]
+_BYTES_SINK_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, _sz)
+_ENCODE_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, C.c_void_p, _sz, _BYTES_SINK_FN, C.c_void_p)
+_DECODE_FN = C.CFUNCTYPE(_st, C.c_void_p, C.c_char_p, C.c_void_p, _sz, C.c_void_p, _sz, _szp)
+CODEC_CALLBACKS_VERSION, CODEC_BYTES, CODEC_FILTER = 1, 0, 1
+ERR_CORRUPT_CHUNK = -10
+
+
+class CodecCallbacks(C.Structure):
+    """zarr_codec_callbacks."""
+    _fields_ = [("version", C.c_uint32), ("thread_safe", C.c_int32), ("kind", C.c_int32), ("id", C.c_char_p),
+                ("v3_name", C.c_char_p), ("user_data", C.c_void_p), ("encode", _ENCODE_FN),
+                ("decode", _DECODE_FN), ("release", _RELEASE_FN)]
+
+
+_SIGNATURES["zarr_codec_register"] = [C.POINTER(CodecCallbacks)]
+_SIGNATURES["zarr_codec_unregister"] = [C.c_char_p]
 _live_callbacks = {}  # the functions of open mapping stores by number, until libzarr releases them
 _RELEASE = _RELEASE_FN(lambda number: _live_callbacks.pop(number, None))  # never freed itself
+
+
+def _guarded(body, status_of):
+    """`body` as a C callback: 0 when it returns, else the status `status_of(exception)`, with the exception's
+    text given to zarr_store_callback_error (an exception must not cross into C)."""
+    def call(*args):
+        try:
+            body(*args)
+            return 0
+        except BaseException as e:
+            lib().zarr_store_callback_error(f"{type(e).__name__}: {e}".encode("utf-8", "replace"))
+            return status_of(e)
+    return call
 
 
 def _mapping_callbacks(mapping, name, thread_safe):
@@ -204,14 +233,7 @@ def _mapping_callbacks(mapping, name, thread_safe):
     missing key; any other exception is the failing call's ZARR_ERR_IO (PermissionError:
     ZARR_ERR_PERMISSION_DENIED) with its text as the message."""
     def guarded(body):
-        def call(*args):
-            try:
-                body(*args)
-                return 0
-            except BaseException as e:  # an exception must not cross into C
-                lib().zarr_store_callback_error(f"{type(e).__name__}: {e}".encode("utf-8", "replace"))
-                return ERR_PERMISSION_DENIED if isinstance(e, PermissionError) else ERR_IO
-        return call
+        return _guarded(body, lambda e: ERR_PERMISSION_DENIED if isinstance(e, PermissionError) else ERR_IO)
 
     def size(_u, key, out_exists, out_size):
         try:
@@ -244,6 +266,38 @@ def _mapping_callbacks(mapping, name, thread_safe):
                         _ERASE_FN(guarded(erase)), _LIST_FN(guarded(list_keys)), _RELEASE)
     _live_callbacks[number] = cb
     return cb
+
+
+def register_codec(codec_id, encode, decode, kind="bytes", v3_name=None):
+    """zarr_codec_register: `encode(config, data) -> bytes` and `decode(config, data, capacity) -> bytes` (config
+    the codec's JSON configuration as a dict, data bytes) as the codec `codec_id` (`kind` "bytes": a compressor;
+    "filter": keeps the size), also under `v3_name` (None: numcodecs.<id>). An exception is the call's
+    ZARR_ERR_CORRUPT_CHUNK (decoding) or ZARR_ERR_IO (encoding) with its text."""
+    def guarded(status, body):
+        return _guarded(body, lambda e: status)
+
+    def enc(_u, config, data, length, put, sink):
+        out = bytes(encode(json.loads(config), C.string_at(data, length) if length else b""))
+        put(sink, out, len(out))
+
+    def dec(_u, config, data, length, output, capacity, out_length):
+        out = bytes(decode(json.loads(config), C.string_at(data, length) if length else b"", capacity))
+        if len(out) > capacity:
+            raise ValueError(f"{len(out)} bytes decoded, more than {capacity}")
+        C.memmove(output, out, len(out))
+        out_length[0] = len(out)
+
+    number = max(_live_callbacks, default=0) + 1
+    cb = CodecCallbacks(CODEC_CALLBACKS_VERSION, 0, CODEC_FILTER if kind == "filter" else CODEC_BYTES,
+                        codec_id.encode(), v3_name.encode() if v3_name else None, number,
+                        _ENCODE_FN(guarded(ERR_IO, enc)), _DECODE_FN(guarded(ERR_CORRUPT_CHUNK, dec)), _RELEASE)
+    _live_callbacks[number] = cb
+    _call("zarr_codec_register", C.byref(cb))
+
+
+def unregister_codec(codec_id):
+    """zarr_codec_unregister."""
+    _call("zarr_codec_unregister", codec_id.encode())
 
 
 def _progress_fn(progress):

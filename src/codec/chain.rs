@@ -232,6 +232,11 @@ fn kind_of(name: &str) -> Option<Kind> {
     if let Some(&(_, kind)) = V3_CODECS.iter().find(|(known, _)| *known == name) {
         return Some(kind);
     }
+    match super::registered::kind_of_name(name) {
+        Some(super::registered::RegisteredKind::Bytes) => return Some(Kind::BytesToBytes),
+        Some(super::registered::RegisteredKind::Filter) => return Some(Kind::ArrayToArray),
+        None => {}
+    }
     match name.strip_prefix("numcodecs.")? {
         // zarr-python 3 hands pcodec the chunk's numbers: it serialises the array.
         "pcodec" => Some(Kind::ArrayToBytes),
@@ -352,6 +357,13 @@ impl<'a> Builder<'a> {
         config: &Map<String, Value>,
         steps: &mut Vec<Step>,
     ) -> Result<Value> {
+        if let Some(f) = super::registered::by_name(name, &Value::Object(config.clone())) {
+            // What it does to the order of elements is the program's: never before sharding.
+            self.order_dependent = true;
+            let canonical = f.v3_json();
+            steps.push(Step::Filter(Box::new(f)));
+            return Ok(canonical);
+        }
         if name == "transpose" {
             let ndim = self.chunk_shape.len();
             let order: Option<Vec<usize>> = config
@@ -581,6 +593,11 @@ impl<'a> Builder<'a> {
         config: &Map<String, Value>,
         steps: &mut Vec<Step>,
     ) -> Result<Value> {
+        if let Some(c) = super::registered::by_name(name, &Value::Object(config.clone())) {
+            let canonical = c.v3_json();
+            steps.push(Step::Codec(Box::new(c)));
+            return Ok(canonical);
+        }
         let (step, canonical) = match name {
             "gzip" => {
                 // zarr-python 3's default level is 5 (numcodecs' is 1).

@@ -9,6 +9,7 @@
 
 use super::config::Config;
 use super::filters::{self, numeric::ElemType};
+use super::registered::{self, RegisteredKind};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -46,7 +47,10 @@ pub fn filter_from_config(config: &Value, array_dtype: &DataType) -> Result<Box<
 /// among the filters.
 pub(crate) fn is_compressor(config: &Value) -> bool {
     let id = config.get("id").and_then(Value::as_str);
-    id.is_some_and(|id| super::COMPRESSOR_IDS.contains(&id))
+    id.is_some_and(|id| {
+        super::COMPRESSOR_IDS.contains(&id)
+            || registered::kind_of_id(id) == Some(RegisteredKind::Bytes)
+    })
 }
 
 /// The numcodecs ids of the filters [`build`] builds (besides these, a filter list may name
@@ -104,7 +108,10 @@ pub(crate) fn build(config: &Value, input: &ElemType) -> Result<(Box<dyn Filter>
             Box::new(filters::jenkins::JenkinsLookup3::from_config(obj)?),
             bytes,
         ),
-        other => return Err(Error::Unsupported(format!("filter id \"{other}\""))),
+        other => match (registered::kind_of_id(other), registered::by_id(config)) {
+            (Some(RegisteredKind::Filter), Some(f)) => (Box::new(f), input.clone()),
+            _ => return Err(Error::Unsupported(format!("filter id \"{other}\""))),
+        },
     })
 }
 

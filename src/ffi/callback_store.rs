@@ -2,13 +2,13 @@
 //! "any MutableMapping").
 
 use super::boundary::{give_handle, out_arg, run, str_arg};
+use super::caller::{CallerData, Functions};
 use super::status::*;
 use super::store::{access_mode, consolidated_use, zarr_open_mode, zarr_store};
 use crate::error::{Error, Result};
 use crate::open::open_backend;
 use crate::store::batches::{self, Changes, Values};
 use crate::store::{Capabilities, Consume, OpenMode, Produce, Store, ValueReader};
-use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Mutex;
 
@@ -137,28 +137,6 @@ pub struct zarr_store_callbacks {
     >,
 }
 
-thread_local! {
-    /// The message the running callback gave with `zarr_store_callback_error`.
-    static CALLBACK_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Gives the message of the failure a store callback is about to return (call it from the
-/// callback, on its thread, before returning the failing status). NULL clears it. Copied.
-///
-/// # Safety
-/// `message` must be NULL or a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn zarr_store_callback_error(message: *const c_char) {
-    let message = (!message.is_null())
-        // SAFETY: a NUL-terminated string, as documented.
-        .then(|| {
-            unsafe { CStr::from_ptr(message) }
-                .to_string_lossy()
-                .into_owned()
-        });
-    CALLBACK_ERROR.with(|m| *m.borrow_mut() = message);
-}
-
 /// Opens a store whose keys and values the caller keeps, through the functions in
 /// `*callbacks` (copied; see `zarr_store_callbacks`): a database, a cache, a service of the
 /// program's own, or a Python `dict` through ctypes. `mode` is that of `zarr_store_open`
@@ -234,34 +212,11 @@ unsafe fn callbacks_arg(callbacks: *const zarr_store_callbacks) -> Result<zarr_s
 }
 
 /// The caller's functions as a [`Store`].
+#[derive(Debug)]
 struct CallbackStore {
-    functions: zarr_store_callbacks,
-    user_data: *mut c_void,
+    functions: Functions<zarr_store_callbacks>,
+    caller: CallerData,
     name: String,
-    /// Held around every call when the functions are not thread-safe.
-    one_at_a_time: Option<Mutex<()>>,
-}
-
-// SAFETY: the caller promises that its functions may be called from any thread with its
-// `user_data` (one at a time unless it says they are thread-safe, which `one_at_a_time`
-// enforces).
-unsafe impl Send for CallbackStore {}
-// SAFETY: as above.
-unsafe impl Sync for CallbackStore {}
-
-impl std::fmt::Debug for CallbackStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CallbackStore({:?})", self.name)
-    }
-}
-
-impl Drop for CallbackStore {
-    fn drop(&mut self) {
-        if let Some(release) = self.functions.release {
-            // SAFETY: `user_data` is the caller's, valid until this call, as documented.
-            unsafe { release(self.user_data) };
-        }
-    }
 }
 
 impl CallbackStore {
@@ -273,13 +228,17 @@ impl CallbackStore {
             false => str_arg(callbacks.name, "callbacks->name").map(str::to_string),
         };
         let store = CallbackStore {
-            functions: zarr_store_callbacks {
+            functions: Functions(zarr_store_callbacks {
                 name: std::ptr::null(),
+                user_data: std::ptr::null_mut(),
                 ..*callbacks
-            },
-            user_data: callbacks.user_data,
+            }),
+            caller: CallerData::new(
+                callbacks.user_data,
+                callbacks.release,
+                callbacks.thread_safe,
+            ),
             name: name.as_deref().unwrap_or("callbacks").to_string(),
-            one_at_a_time: (callbacks.thread_safe == 0).then(|| Mutex::new(())),
         };
         name?;
         let f = &store.functions;
@@ -321,34 +280,8 @@ impl CallbackStore {
     /// Runs `call` (one of the caller's functions, doing `what`) and turns a failing status
     /// into the error it names, with the callback's message.
     fn call_on(&self, what: &str, call: impl FnOnce() -> zarr_status) -> Result<()> {
-        CALLBACK_ERROR.with(|m| m.borrow_mut().take());
-        let status = {
-            let _turn = self
-                .one_at_a_time
-                .as_ref()
-                .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()));
-            call()
-        };
-        if status == ZARR_OK {
-            return Ok(());
-        }
-        let said = CALLBACK_ERROR
-            .with(|m| m.borrow_mut().take())
-            .unwrap_or_else(|| format!("status {status}"));
-        let message = format!("{what} in store {:?} failed: {said}", self.name);
-        Err(match status {
-            ZARR_ERR_NOT_FOUND => Error::NotFound(message),
-            ZARR_ERR_PERMISSION_DENIED => Error::PermissionDenied(message),
-            ZARR_ERR_READ_ONLY => Error::ReadOnly(message),
-            ZARR_ERR_TIMEOUT => Error::Timeout(message),
-            ZARR_ERR_UNREACHABLE => Error::Unreachable(message),
-            ZARR_ERR_UNSUPPORTED => Error::Unsupported(message),
-            ZARR_ERR_INVALID_ARGUMENT => Error::InvalidArgument(message),
-            ZARR_ERR_INVALID_PATH => Error::InvalidPath(message),
-            ZARR_ERR_TOO_LARGE => Error::TooLarge(message),
-            ZARR_ERR_CORRUPT_CHUNK => Error::CorruptChunk(message),
-            _ => Error::Io(message),
-        })
+        let failed = || format!("{what} in store {:?} failed", self.name);
+        self.caller.call(failed, call)
     }
 
     /// The length of the value under `key`, if any.
@@ -358,7 +291,7 @@ impl CallbackStore {
         self.call("size", key, |k| {
             // SAFETY: the caller's function with its `user_data`, a key valid during the
             // call, and two writable outputs.
-            unsafe { size_fn(self.user_data, k, &mut exists, &mut size) }
+            unsafe { size_fn(self.caller.user_data(), k, &mut exists, &mut size) }
         })?;
         Ok(exists.then_some(size))
     }
@@ -373,7 +306,7 @@ impl CallbackStore {
             // SAFETY: as in `size`; `buf` is writable for its length.
             unsafe {
                 read(
-                    self.user_data,
+                    self.caller.user_data(),
                     k,
                     offset,
                     buf.as_mut_ptr().cast(),
@@ -398,7 +331,7 @@ impl CallbackStore {
             // call, and `put_value` with the `ValuesFound` it suits, which outlives the call.
             unsafe {
                 read_many(
-                    self.user_data,
+                    self.caller.user_data(),
                     keys.len(),
                     pointers.as_ptr(),
                     Some(put_value),
@@ -449,7 +382,7 @@ impl CallbackStore {
             // and lengths, all valid during the call.
             unsafe {
                 write_many(
-                    self.user_data,
+                    self.caller.user_data(),
                     keys.len(),
                     pointers.as_ptr(),
                     values.as_ptr(),
@@ -516,14 +449,23 @@ impl Store for CallbackStore {
         let write = self.required(self.functions.write, "write")?;
         self.call("write", key, |k| {
             // SAFETY: as in `size`; `value` is readable for its length.
-            unsafe { write(self.user_data, k, value.as_ptr().cast(), value.len()) }
+            unsafe {
+                write(
+                    self.caller.user_data(),
+                    k,
+                    value.as_ptr().cast(),
+                    value.len(),
+                )
+            }
         })
     }
 
     fn erase(&self, key: &str) -> Result<()> {
         let erase = self.required(self.functions.erase, "erase")?;
         // SAFETY: as in `size`.
-        self.call("erase", key, |k| unsafe { erase(self.user_data, k) })
+        self.call("erase", key, |k| unsafe {
+            erase(self.caller.user_data(), k)
+        })
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -564,7 +506,7 @@ impl Store for CallbackStore {
             // SAFETY: as in `size`; `add_key` suits `found`, which outlives the call.
             unsafe {
                 list(
-                    self.user_data,
+                    self.caller.user_data(),
                     p,
                     Some(add_key),
                     std::ptr::from_mut(&mut found).cast(),

@@ -4,10 +4,12 @@
 // The order of these modules is the order of the header's sections (cbindgen reads them in
 // this order; scripts/generate-header.sh titles the sections): the library and its errors,
 // stores, groups, arrays, reading and writing, resizing, selections, variable-length values,
-// data types, hierarchy operations, copies, tuning.
+// data types, codecs of the caller's own, hierarchy operations, copies, tuning.
 mod status;
 
 mod store;
+
+mod caller;
 
 mod callback_store;
 
@@ -25,6 +27,8 @@ mod vlen;
 
 mod dtype;
 
+mod codec;
+
 mod node;
 
 mod copy;
@@ -37,6 +41,8 @@ mod tests;
 
 pub use array::*;
 pub use callback_store::*;
+pub use caller::zarr_store_callback_error;
+pub use codec::*;
 pub use copy::*;
 pub use dtype::*;
 pub use group::*;
