@@ -44,6 +44,21 @@ fn registry() -> std::sync::RwLockReadGuard<'static, Vec<Registration>> {
     REGISTRY.read().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The ids ever registered, kept for the life of the process as built-in ids are (codecs name
+/// themselves with a `&'static str`); each distinct id is kept once.
+static IDS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+/// `id` as a string that lives as long as the process.
+fn intern(id: &str) -> &'static str {
+    let mut ids = IDS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&kept) = ids.iter().find(|&&kept| kept == id) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(id.to_string().into_boxed_str());
+    ids.push(kept);
+    kept
+}
+
 /// Registers `codec` under the v2 id `id` and the v3 name `v3_name` (`None`:
 /// `numcodecs.<id>`, as zarr-python 3 names numcodecs' codecs), replacing an earlier
 /// registration of that id. The ids and names of built-in codecs are refused.
@@ -70,8 +85,7 @@ pub fn register(
     let mut all = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     all.retain(|r| r.id != id && r.v3_name != v3_name);
     all.push(Registration {
-        // Registrations are few; their ids live as long as the process, as built-in ones do.
-        id: Box::leak(id.to_string().into_boxed_str()),
+        id: intern(id),
         v3_name,
         kind,
         codec,
