@@ -108,8 +108,8 @@ pub(crate) fn build(config: &Value, input: &ElemType) -> Result<(Box<dyn Filter>
             Box::new(filters::jenkins::JenkinsLookup3::from_config(obj)?),
             bytes,
         ),
-        other => match (registered::kind_of_id(other), registered::by_id(config)) {
-            (Some(RegisteredKind::Filter), Some(f)) => (Box::new(f), input.clone()),
+        other => match registered::by_id(config) {
+            Some((RegisteredKind::Filter, f)) => (Box::new(f), input.clone()),
             _ => return Err(Error::Unsupported(format!("filter id \"{other}\""))),
         },
     })

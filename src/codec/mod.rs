@@ -128,8 +128,8 @@ pub fn compressor_from_config(config: &Value, ctx: CodecContext) -> Result<Box<d
         "base64" => Box::new(base64::Base64::from_config(obj)?),
         "pcodec" => Box::new(pcodec::Pcodec::from_config(obj, ctx.element.as_ref())?),
         "n5_wrapper" => Box::new(n5::N5Wrapper::from_config(obj, ctx)?),
-        other => match (registered::kind_of_id(other), registered::by_id(config)) {
-            (Some(registered::RegisteredKind::Bytes), Some(codec)) => Box::new(codec),
+        other => match registered::by_id(config) {
+            Some((registered::RegisteredKind::Bytes, codec)) => Box::new(codec),
             _ => return Err(Error::Unsupported(format!("compressor id \"{other}\""))),
         },
     };

@@ -114,11 +114,12 @@ pub(crate) fn kind_of_name(name: &str) -> Option<RegisteredKind> {
         .map(|r| r.kind)
 }
 
-/// The codec registered under the v2 id `id`, with its v2 configuration (`config` holds `id`).
-pub(crate) fn by_id(config: &Value) -> Option<Registered> {
+/// The codec registered under the v2 id `config` names, with its kind and that v2
+/// configuration.
+pub(crate) fn by_id(config: &Value) -> Option<(RegisteredKind, Registered)> {
     let id = config.get("id")?.as_str()?;
     let r = registry().iter().find(|r| r.id == id).cloned()?;
-    Some(Registered::new(r, config.clone(), None))
+    Some((r.kind, Registered::new(r, config.clone(), None)))
 }
 
 /// The codec registered under the v3 name `name`, with its v3 `configuration`.
