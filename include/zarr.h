@@ -1601,7 +1601,9 @@ zarr_status zarr_array_shape(const zarr_array *array, size_t ndim, uint64_t *out
 /**
  * Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array):
  * the chunk grid's, which for a sharded v3 array is the shard shape (see
- * `zarr_array_inner_chunks`).
+ * `zarr_array_inner_chunks`). A rectilinear grid whose chunks differ in length along some
+ * dimension has no one chunk shape: `ZARR_ERR_UNSUPPORTED` (`zarr_array_grid_shape` and
+ * `zarr_array_block_box` give each chunk's place).
  *
  * # Safety
  * `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
@@ -1609,9 +1611,19 @@ zarr_status zarr_array_shape(const zarr_array *array, size_t ndim, uint64_t *out
 zarr_status zarr_array_chunks(const zarr_array *array, size_t ndim, uint64_t *out_chunks);
 
 /**
+ * Writes the number of chunks along each dimension into `out_grid` (`ndim` entries): of
+ * shards for a sharded v3 array, of chunks of any length for a rectilinear grid.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_grid` hold `ndim` writable entries.
+ */
+zarr_status zarr_array_grid_shape(const zarr_array *array, size_t ndim, uint64_t *out_grid);
+
+/**
  * Writes the shape of the chunks reads and writes work in into `out_chunks` (`ndim`
  * entries): the inner chunk shape of a sharded v3 array, else the same as
- * `zarr_array_chunks`. Reads aligned to these chunks decode each chunk once.
+ * `zarr_array_chunks` (and the same error for a rectilinear grid of unequal chunks). Reads
+ * aligned to these chunks decode each chunk once.
  *
  * # Safety
  * `array` must be a live handle and `out_chunks` hold `ndim` writable entries.

@@ -216,7 +216,7 @@ impl Tree {
                         out,
                         "\"kind\":\"array\",\"shape\":{},\"chunks\":{},\"dtype\":{}}}",
                         Value::from(meta.shape.clone()),
-                        Value::from(meta.chunks.clone()),
+                        meta.grid.chunks_json(),
                         meta.dtype.to_json()
                     );
                 }

@@ -206,7 +206,7 @@ fn create_copy_move_remove_and_consolidate_change_the_hierarchy() {
         Array::open(store.clone(), "t3").unwrap(),
     );
     assert_eq!((a.zarr_format(), b.zarr_format()), (2, 3));
-    assert_eq!(b.metadata().chunks, [4, 6]);
+    assert_eq!(b.metadata().grid.regular_shape(), Some(&[4, 6][..]));
     let read = |x: &Array| {
         let mut out = vec![0u8; 4 * 6 * 8];
         x.read_region(&[0, 0], &[4, 6], &mut out).unwrap();

@@ -1,5 +1,5 @@
 //! Reads and writes of every selection kind checked against a simple model: a dense C-order
-//! byte vector. Random shapes, chunkings, orders, byte orders, compressors, selections (ranges
+//! byte vector. Random shapes, chunkings (regular, and rectilinear v3 grids), orders, byte orders, compressors, selections (ranges
 //! with steps, index lists with repeats, points) and caller buffer layouts (dense, padded,
 //! Fortran); every write is mirrored in the model and every read must agree with it, including
 //! never-written chunks (the fill value) and chunks overhanging the array's edge.
@@ -114,6 +114,58 @@ fn dense_strides(out_shape: &[u64]) -> Vec<u64> {
     strides
 }
 
+/// A v3 document of the same array with a rectilinear chunk grid: per dimension one length
+/// repeated, or a list of lengths (runs among them) reaching the shape or past it; `order` F
+/// as a transpose, and sometimes a compressor.
+fn rectilinear_document(
+    rng: &mut Rng,
+    shape: &[u64],
+    dtype: &str,
+    order: &str,
+) -> serde_json::Value {
+    let chunk_shapes: Vec<serde_json::Value> = shape
+        .iter()
+        .map(|&n| {
+            if rng.below(4) == 0 {
+                return json!(1 + rng.below(6));
+            }
+            let (mut items, mut sum) = (Vec::new(), 0);
+            while sum < n + rng.below(2) * 3 {
+                let (len, repeat) = (1 + rng.below(5), 1 + rng.below(2) * rng.below(3));
+                items.push(match repeat {
+                    1 => json!(len),
+                    _ => json!([len, repeat]),
+                });
+                sum += len * repeat;
+            }
+            json!(items)
+        })
+        .collect();
+    let (name, endian) = match dtype {
+        "|u1" => ("uint8", "little"),
+        "<i2" => ("int16", "little"),
+        ">i2" => ("int16", "big"),
+        "<f4" => ("float32", "little"),
+        ">f8" => ("float64", "big"),
+        ">c8" => ("complex64", "big"),
+        _ => ("uint64", "little"),
+    };
+    let mut codecs = Vec::new();
+    if order == "F" {
+        codecs.push(json!({"name": "transpose", "configuration":
+            {"order": (0..shape.len()).rev().collect::<Vec<_>>()}}));
+    }
+    codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
+    if rng.below(2) == 0 {
+        codecs.push(json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}}));
+    }
+    json!({"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": name,
+        "chunk_grid": {"name": "rectilinear", "configuration":
+            {"kind": "inline", "chunk_shapes": chunk_shapes}},
+        "chunk_key_encoding": {"name": "default"}, "codecs": codecs,
+        "fill_value": if name == "complex64" { json!([3, 0]) } else { json!(3) }})
+}
+
 fn run_case(seed: u64, store: Arc<StoreHandle>) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let ndim = 1 + rng.below(3) as usize;
@@ -128,8 +180,11 @@ fn run_case(seed: u64, store: Arc<StoreHandle>) {
         json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
     ][rng.below(3) as usize]
         .clone();
-    let meta = json!({"shape": shape, "chunks": chunks, "dtype": dtype, "order": order,
-        "dimension_separator": separator, "compressor": compressor, "fill_value": 3});
+    let meta = match rng.below(3) {
+        0 => rectilinear_document(&mut rng, &shape, dtype, order),
+        _ => json!({"shape": shape, "chunks": chunks, "dtype": dtype, "order": order,
+            "dimension_separator": separator, "compressor": compressor, "fill_value": 3}),
+    };
     let path = format!("case{seed}");
     let array = Array::create(store.clone(), &path, &meta.to_string()).unwrap();
     array.set_write_empty_chunks(rng.below(2) == 0);

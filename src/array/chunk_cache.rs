@@ -14,6 +14,7 @@
 //! before a write completed is never inserted after that write invalidated it.
 //! Read-modify-write cycles read the old chunk from the store, never from the cache.
 
+use super::chunk_form::ChunkForm;
 use super::chunk_io::ChunkName;
 use super::Array;
 use crate::error::{try_alloc_zeroed, Result};
@@ -246,21 +247,21 @@ impl Array {
 
     /// Whether chunk reads go through the cache.
     pub(super) fn caches_chunks(&self) -> bool {
-        self.object.is_none() && self.chunk_cache.admits(self.chunk_nbytes)
+        self.object.is_none() && self.chunk_cache.admits(self.forms().max_nbytes())
     }
 
     /// The decoded chunk under `key` (`None` if it was never written) from the cache, or read
     /// from the store, decoded and cached.
-    pub(super) fn cached_chunk(&self, key: &str) -> Result<CachedChunk> {
+    pub(super) fn cached_chunk(&self, form: &ChunkForm, key: &str) -> Result<CachedChunk> {
         let ticket = match self.chunk_cache.lookup(key) {
             Lookup::Hit(chunk) => return Ok(chunk),
             Lookup::Miss(ticket) => ticket,
         };
-        let new_entry = || try_alloc_zeroed(self.chunk_nbytes, "a cached chunk");
-        let chunk = if self.pipeline.is_identity() {
+        let new_entry = || try_alloc_zeroed(form.nbytes, "a cached chunk");
+        let chunk = if form.pipeline.is_identity() {
             // The stored bytes are the decoded chunk: read them into the entry (size checked first).
             read_again_if_changed(|| {
-                self.open_uncompressed(key)?
+                self.open_uncompressed(form, key)?
                     .map(|value| {
                         let mut chunk = new_entry()?;
                         value
@@ -274,7 +275,7 @@ impl Array {
             self.with_stored_chunk(key, |raw| {
                 raw.map(|raw| {
                     let mut chunk = new_entry()?;
-                    self.decode_chunk(raw, &mut chunk, &ChunkName::Key(key.into()))?;
+                    self.decode_chunk(form, raw, &mut chunk, &ChunkName::Key(key.into()))?;
                     Ok(chunk)
                 })
                 .transpose()

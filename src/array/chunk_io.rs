@@ -2,6 +2,7 @@
 //! chunk, encoding and storing (or dropping chunks that hold only the fill value), and the
 //! per-thread buffers that make this allocation-free in the steady state.
 
+use super::chunk_form::ChunkForm;
 use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
@@ -94,14 +95,20 @@ impl Array {
         }
     }
 
-    /// Decodes stored chunk bytes into `out`, which has exactly one chunk's size.
-    pub(super) fn decode_chunk(&self, raw: &[u8], out: &mut [u8], name: &ChunkName) -> Result<()> {
-        if self.pipeline.is_identity() {
-            self.check_uncompressed(raw, name)?;
+    /// Decodes stored chunk bytes of `form` into `out`, which has exactly one chunk's size.
+    pub(super) fn decode_chunk(
+        &self,
+        form: &ChunkForm,
+        raw: &[u8],
+        out: &mut [u8],
+        name: &ChunkName,
+    ) -> Result<()> {
+        if form.pipeline.is_identity() {
+            self.check_uncompressed(form, raw, name)?;
             out.copy_from_slice(raw);
             return Ok(());
         }
-        self.pipeline
+        form.pipeline
             .decode_into(raw, out)
             .map_err(|e| e.context(name.to_string()))
     }
@@ -131,16 +138,17 @@ impl Array {
     /// no compressor and no filter, else decoded into this thread's scratch buffer.
     pub(super) fn with_decoded_chunk<T>(
         &self,
+        form: &ChunkForm,
         raw: &[u8],
         name: &ChunkName,
         f: impl FnOnce(&[u8]) -> Result<T>,
     ) -> Result<T> {
-        if self.pipeline.is_identity() {
-            self.check_uncompressed(raw, name)?;
+        if form.pipeline.is_identity() {
+            self.check_uncompressed(form, raw, name)?;
             return f(raw);
         }
-        with_scratch(self.chunk_nbytes, |chunk| {
-            self.decode_chunk(raw, chunk, name)?;
+        with_scratch(form.nbytes, |chunk| {
+            self.decode_chunk(form, raw, chunk, name)?;
             f(chunk)
         })
     }
@@ -149,27 +157,33 @@ impl Array {
     /// chunk cache when it is on, else read and decoded into this thread's reusable buffers.
     pub(super) fn with_chunk<T>(
         &self,
+        form: &ChunkForm,
         key: &str,
         f: impl FnOnce(Option<&[u8]>) -> Result<T>,
     ) -> Result<T> {
         if self.caches_chunks() {
-            return f(self.cached_chunk(key)?.as_deref().map(Vec::as_slice));
+            return f(self.cached_chunk(form, key)?.as_deref().map(Vec::as_slice));
         }
         self.with_stored_chunk(key, |raw| match raw {
             None => f(None),
-            Some(raw) => {
-                self.with_decoded_chunk(raw, &ChunkName::Key(key.into()), |chunk| f(Some(chunk)))
-            }
+            Some(raw) => self.with_decoded_chunk(form, raw, &ChunkName::Key(key.into()), |chunk| {
+                f(Some(chunk))
+            }),
         })
     }
 
     /// Reads the chunk under `key` into `out` (one decoded chunk), the fill value if it was
     /// never written. An uncompressed chunk is read from the store straight into `out`.
-    pub(super) fn read_chunk_into(&self, key: &str, out: &mut [u8]) -> Result<()> {
-        if !self.pipeline.is_identity() {
-            return self.load_chunk(key, out);
+    pub(super) fn read_chunk_into(
+        &self,
+        form: &ChunkForm,
+        key: &str,
+        out: &mut [u8],
+    ) -> Result<()> {
+        if !form.pipeline.is_identity() {
+            return self.load_chunk(form, key, out);
         }
-        read_again_if_changed(|| match self.open_uncompressed(key)? {
+        read_again_if_changed(|| match self.open_uncompressed(form, key)? {
             Some(value) => {
                 read_in_parts(value.as_ref(), out).map_err(|e| e.context(format!("chunk {key:?}")))
             }
@@ -182,11 +196,15 @@ impl Array {
 
     /// Opens an uncompressed chunk for reading in parts, checking its size; `None` if it was
     /// never written.
-    pub(super) fn open_uncompressed(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
+    pub(super) fn open_uncompressed(
+        &self,
+        form: &ChunkForm,
+        key: &str,
+    ) -> Result<Option<Box<dyn ValueReader + '_>>> {
         let value = self.fetch_chunk(key, |key| self.store.open_value(key))?;
         match value {
-            Some(v) if v.len() != self.chunk_nbytes as u64 => {
-                Err(self.wrong_size(&ChunkName::Key(key.into()), v.len()))
+            Some(v) if v.len() != form.nbytes as u64 => {
+                Err(self.wrong_size(form, &ChunkName::Key(key.into()), v.len()))
             }
             other => Ok(other),
         }
@@ -194,9 +212,9 @@ impl Array {
 
     /// Fetches and decodes the chunk under `key` into `out`, or fills `out` with the fill value
     /// when the chunk was never written.
-    pub(super) fn load_chunk(&self, key: &str, out: &mut [u8]) -> Result<()> {
+    pub(super) fn load_chunk(&self, form: &ChunkForm, key: &str, out: &mut [u8]) -> Result<()> {
         self.with_stored_chunk(key, |raw| {
-            self.decode_or_fill(raw, out, &ChunkName::Key(key.into()))
+            self.decode_or_fill(form, raw, out, &ChunkName::Key(key.into()))
         })
     }
 
@@ -204,12 +222,13 @@ impl Array {
     /// chunk is not stored (`None`).
     pub(super) fn decode_or_fill(
         &self,
+        form: &ChunkForm,
         raw: Option<&[u8]>,
         out: &mut [u8],
         name: &ChunkName,
     ) -> Result<()> {
         match raw {
-            Some(raw) => self.decode_chunk(raw, out, name),
+            Some(raw) => self.decode_chunk(form, raw, out, name),
             None => {
                 self.fill_chunk(out);
                 Ok(())
@@ -237,17 +256,17 @@ impl Array {
         result
     }
 
-    fn check_uncompressed(&self, raw: &[u8], name: &ChunkName) -> Result<()> {
-        if raw.len() != self.chunk_nbytes {
-            return Err(self.wrong_size(name, raw.len() as u64));
+    fn check_uncompressed(&self, form: &ChunkForm, raw: &[u8], name: &ChunkName) -> Result<()> {
+        if raw.len() != form.nbytes {
+            return Err(self.wrong_size(form, name, raw.len() as u64));
         }
         Ok(())
     }
 
-    fn wrong_size(&self, name: &ChunkName, len: u64) -> Error {
+    fn wrong_size(&self, form: &ChunkForm, name: &ChunkName, len: u64) -> Error {
         Error::CorruptChunk(format!(
             "{name} has {len} bytes but an uncompressed chunk has {}",
-            self.chunk_nbytes
+            form.nbytes
         ))
     }
 
@@ -258,30 +277,35 @@ impl Array {
 
     /// Decodes stored chunk bytes whose decoded size is not known in advance (object arrays,
     /// up to their object codec), at most [`MAX_OBJECT_CHUNK_BYTES`].
-    pub(super) fn decode_unsized(&self, raw: &[u8], name: &ChunkName) -> Result<Vec<u8>> {
-        self.pipeline
+    pub(super) fn decode_unsized(
+        &self,
+        form: &ChunkForm,
+        raw: &[u8],
+        name: &ChunkName,
+    ) -> Result<Vec<u8>> {
+        form.pipeline
             .decode_to_vec(raw, MAX_OBJECT_CHUNK_BYTES)
             .map_err(|e| e.context(name.to_string()))
     }
 
     /// Encodes a decoded chunk and stores it under `key`; a chunk holding only the fill value
     /// is erased instead, unless the array is set to write empty chunks.
-    pub(super) fn store_chunk(&self, key: &str, chunk: &[u8]) -> Result<()> {
+    pub(super) fn store_chunk(&self, form: &ChunkForm, key: &str, chunk: &[u8]) -> Result<()> {
         if !self.write_empty_chunks.load(Ordering::Relaxed) && self.is_fill_only(chunk) {
             return self.erase_chunk(key);
         }
-        self.encode_and_store(key, chunk)
+        self.encode_and_store(form, key, chunk)
     }
 
     /// Runs bytes through the pipeline (filters, compressor) into this thread's reusable
     /// buffer and stores the result under `key`; with no codec the bytes are stored as they are.
     /// Invalidates the key in the chunk cache, whether or not the store succeeded.
-    pub(super) fn encode_and_store(&self, key: &str, bytes: &[u8]) -> Result<()> {
-        if self.pipeline.is_identity() {
+    pub(super) fn encode_and_store(&self, form: &ChunkForm, key: &str, bytes: &[u8]) -> Result<()> {
+        if form.pipeline.is_identity() {
             return self.store_encoded(key, bytes);
         }
         let mut encoded = STORED.with(Cell::take);
-        let result = match self.encode_with_extent(bytes, key, &mut encoded) {
+        let result = match self.encode_with_extent(form, bytes, key, &mut encoded) {
             Ok(()) => self.store_encoded(key, &encoded),
             Err(e) => {
                 self.chunk_cache.invalidate(key);
@@ -304,17 +328,28 @@ impl Array {
 
     /// Encodes a decoded chunk (or an object codec's encoding of one) through the pipeline;
     /// `name` names the chunk in errors.
-    pub(super) fn encode_chunk(&self, chunk: &[u8], name: &ChunkName) -> Result<Vec<u8>> {
+    pub(super) fn encode_chunk(
+        &self,
+        form: &ChunkForm,
+        chunk: &[u8],
+        name: &ChunkName,
+    ) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        self.encode_chunk_into(chunk, name, &mut out)?;
+        self.encode_chunk_into(form, chunk, name, &mut out)?;
         Ok(out)
     }
 
     /// [`Array::encode_chunk`] into `out`, its contents replaced and its capacity reused.
-    fn encode_chunk_into(&self, chunk: &[u8], name: &ChunkName, out: &mut Vec<u8>) -> Result<()> {
+    fn encode_chunk_into(
+        &self,
+        form: &ChunkForm,
+        chunk: &[u8],
+        name: &ChunkName,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         match name {
-            ChunkName::Key(key) => self.encode_with_extent(chunk, key, out),
-            ChunkName::Inner(..) => self.pipeline.encode_into(chunk, out),
+            ChunkName::Key(key) => self.encode_with_extent(form, chunk, key, out),
+            ChunkName::Inner(..) => form.pipeline.encode_into(chunk, out),
         }
         .map_err(|e| e.context(name.to_string()))
     }
@@ -322,13 +357,19 @@ impl Array {
     /// Runs a chunk through the pipeline into `out`; a pipeline that stores only the part of
     /// a chunk inside the array (N5's edge blocks) is given that part's extent, found from the
     /// chunk key's coordinates and the current shape.
-    fn encode_with_extent(&self, chunk: &[u8], key: &str, out: &mut Vec<u8>) -> Result<()> {
-        if !self.pipeline.stores_extent() {
-            return self.pipeline.encode_into(chunk, out);
+    fn encode_with_extent(
+        &self,
+        form: &ChunkForm,
+        chunk: &[u8],
+        key: &str,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        if !form.pipeline.stores_extent() {
+            return form.pipeline.encode_into(chunk, out);
         }
         match self.chunk_extent(key) {
-            Some(extent) => self.pipeline.encode_block_into(chunk, &extent, out),
-            None => self.pipeline.encode_into(chunk, out),
+            Some(extent) => form.pipeline.encode_block_into(chunk, &extent, out),
+            None => form.pipeline.encode_into(chunk, out),
         }
     }
 
@@ -342,12 +383,17 @@ impl Array {
             .map(|c| c.parse::<u64>().ok())
             .collect::<Option<Vec<u64>>>()?;
         let shape = self.shape();
+        let forms = self.forms();
+        let grid = forms.grid();
         (coords.len() == shape.len()).then(|| {
             coords
                 .iter()
                 .zip(&shape)
-                .zip(&self.chunk_shape)
-                .map(|((&i, &n), &c)| n.saturating_sub(i.saturating_mul(c)).min(c))
+                .enumerate()
+                .map(|(d, (&i, &n))| {
+                    let axis = grid.axis(d);
+                    n.saturating_sub(axis.start(i)).min(axis.len(i))
+                })
                 .collect()
         })
     }
@@ -356,12 +402,13 @@ impl Array {
     /// the array does not write empty chunks.
     pub(super) fn encode_unless_fill(
         &self,
+        form: &ChunkForm,
         chunk: &[u8],
         name: &ChunkName,
     ) -> Result<Option<Vec<u8>>> {
         let mut out = Vec::new();
         Ok(self
-            .encode_unless_fill_into(chunk, name, &mut out)?
+            .encode_unless_fill_into(form, chunk, name, &mut out)?
             .then_some(out))
     }
 
@@ -369,6 +416,7 @@ impl Array {
     /// `false` when the chunk is not to be stored.
     pub(super) fn encode_unless_fill_into(
         &self,
+        form: &ChunkForm,
         chunk: &[u8],
         name: &ChunkName,
         out: &mut Vec<u8>,
@@ -376,7 +424,7 @@ impl Array {
         if !self.write_empty_chunks() && self.is_fill_only(chunk) {
             return Ok(false);
         }
-        self.encode_chunk_into(chunk, name, out)?;
+        self.encode_chunk_into(form, chunk, name, out)?;
         Ok(true)
     }
 

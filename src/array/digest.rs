@@ -39,9 +39,7 @@ impl Array {
     /// (left by a shrinking resize) are not hashed, as zarr-python only visits the grid; only
     /// stored chunks are read, so sparse arrays of any size hash quickly.
     pub fn digest(&self, hashname: &str) -> Result<Vec<u8>> {
-        let grid: Vec<u64> = (self.shape().iter().zip(&self.metadata.chunks))
-            .map(|(&n, &c)| n.div_ceil(c))
-            .collect();
+        let grid = self.chunk_grid().grid_shape(&self.shape());
         let mut chunks: Vec<Vec<u64>> = self
             .stored_chunks()?
             .into_iter()

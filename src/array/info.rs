@@ -29,10 +29,10 @@ impl Array {
         }
         let meta = &self.metadata;
         let shape = self.shape();
-        let chunks_total = shape
-            .iter()
-            .zip(&meta.chunks)
-            .map(|(&n, &c)| n.div_ceil(c))
+        let grid = self.chunk_grid();
+        let chunks_total = grid
+            .grid_shape(&shape)
+            .into_iter()
             .try_fold(1u64, u64::checked_mul);
         let nbytes = (self.object.is_none())
             .then(|| {
@@ -53,7 +53,7 @@ impl Array {
             "read_only": self.read_only || store.mode() == OpenMode::Read,
             "zarr_format": self.zarr_format(),
             "shape": shape,
-            "chunks": meta.chunks,
+            "chunks": grid.chunks_json(),
             "nbytes": nbytes,
             "nbytes_stored": stored,
             "storage_ratio": ratio,
@@ -64,7 +64,10 @@ impl Array {
             FormatMetadata::V2 { filters, .. } => {
                 info["dtype"] = meta.dtype.to_json();
                 info["order"] = json!(self.metadata_json()?.get("order"));
-                info["compressor"] = json!(self.pipeline.compressor_config());
+                info["compressor"] = json!(self
+                    .forms()
+                    .regular_form()
+                    .and_then(|f| f.pipeline.compressor_config()));
                 info["filters"] = json!(filters);
             }
             FormatMetadata::V3 { document, .. } => {
@@ -99,7 +102,13 @@ impl Array {
         }
         item("Data type", meta.dtype.numpy_str());
         item("Shape", python_tuple(&self.shape()));
-        item("Chunk shape", python_tuple(&meta.chunks));
+        item(
+            "Chunk shape",
+            match self.chunk_grid().regular_shape() {
+                Some(chunks) => python_tuple(chunks),
+                None => "<variable>".to_string(),
+            },
+        );
         if let Some(order) = info["order"].as_str() {
             item("Order", order.to_string());
         }

@@ -1,6 +1,6 @@
 //! An array: metadata + store + codec pipeline. Turns a box selection into per-chunk work.
 
-use crate::codec::{ChunkCodecs, CodecPipeline};
+use crate::codec::ChunkCodecs;
 use crate::dtype::ObjectCodec;
 use crate::error::{Error, Result};
 use crate::hierarchy::{self, CreateMode};
@@ -9,13 +9,15 @@ use crate::metadata::{
 };
 use crate::path;
 use crate::store::StoreHandle;
-use crate::strided::{is_c_contiguous, layout_strides, ElementCopy};
+use crate::strided::ElementCopy;
+use chunk_form::{ChunkForm, ChunkForms};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 mod buffer;
 mod chunk_cache;
+mod chunk_form;
 mod chunk_io;
 mod chunk_keys;
 mod digest;
@@ -44,25 +46,18 @@ pub struct Array {
     shape: RwLock<Vec<u64>>,
     /// Serialises resizes through this handle.
     resizing: Mutex<()>,
-    /// The byte steps of a chunk (of an inner chunk for sharded arrays).
-    pipeline: CodecPipeline,
     /// The dimensions of a decoded chunk from slowest- to fastest-varying in memory.
     layout: Vec<usize>,
-    /// The shape of the chunks reads and writes work in: the grid's, or the inner chunks of
-    /// a sharded array.
-    chunk_shape: Vec<u64>,
+    /// The grid of the chunks reads and writes work in (the array's, or for a sharded array
+    /// the inner chunks of its shards) and the form of each chunk. A resize that lengthens a
+    /// rectilinear grid replaces it before the shape, so the grid read after the shape covers it.
+    forms: RwLock<Arc<ChunkForms>>,
     /// How shards hold inner chunks, for sharded arrays.
     sharding: Option<shard_io::ShardLayout>,
     /// One element of the fill value in native byte order (zeros for a `null` fill value).
     fill_native: Vec<u8>,
     /// The same element in the stored byte order.
     fill_stored: Vec<u8>,
-    /// Bytes of one decoded chunk.
-    chunk_nbytes: usize,
-    /// Byte strides of a decoded chunk along each dimension (C or F order).
-    chunk_strides: Vec<usize>,
-    /// Whether decoded chunks are laid out in C order.
-    chunk_is_c_order: bool,
     /// How whole elements move between chunks (stored order) and callers (native order).
     element: ElementCopy,
     /// Whether chunks holding only the fill value are stored (`true`) or erased (`false`).
@@ -120,7 +115,7 @@ impl Array {
             let FormatMetadata::V3 { codecs, object, .. } = &meta.format else {
                 unreachable!("parse_v3 gives v3 metadata")
             };
-            let chain = ChunkCodecs::v3(codecs, &meta.dtype, *object, &meta.chunks)
+            let chain = ChunkCodecs::v3(codecs, &meta.dtype, *object, &meta.grid.max_chunk_shape())
                 .map_err(|e| e.context("array metadata"))?;
             document.set("codecs", &Value::Array(chain.canonical));
             (path::join(&path, ZARR_JSON), document)
@@ -138,7 +133,7 @@ impl Array {
                     compressor.as_ref(),
                     *order == Order::F,
                     &meta.dtype,
-                    meta.chunks.len(),
+                    meta.grid.ndim(),
                 )?;
                 *compressor = chain.pipeline.compressor_config();
                 let all: Vec<Value> = chain
@@ -222,7 +217,12 @@ impl Array {
         path: String,
         mut metadata: ArrayMetadata,
     ) -> Result<Array> {
-        let ndim = metadata.chunks.len();
+        let ndim = metadata.grid.ndim();
+        let grid_chunks = metadata.grid.regular_shape().map(<[u64]>::to_vec);
+        let first_shape = grid_chunks
+            .clone()
+            .unwrap_or_else(|| metadata.grid.max_chunk_shape());
+        let stated_dtype = metadata.dtype.clone();
         let metadata_states_separator = !metadata.chunk_keys.unstated;
         let codecs = match &metadata.format {
             FormatMetadata::V2 {
@@ -237,51 +237,65 @@ impl Array {
                 ndim,
             )?,
             FormatMetadata::V3 { codecs, object, .. } => {
-                ChunkCodecs::v3(codecs, &metadata.dtype, *object, &metadata.chunks)?
+                ChunkCodecs::v3(codecs, &metadata.dtype, *object, &first_shape)?
             }
         };
+        if codecs.sharding.is_some() && grid_chunks.is_none() {
+            return Err(Error::Unsupported(
+                "sharding_indexed in a rectilinear chunk grid of chunks of unequal lengths".into(),
+            ));
+        }
         if let Some(order) = codecs.byte_order {
             metadata.dtype = metadata.dtype.with_byte_order(order);
         }
         codecs
             .check_fill_through_sharding(&metadata.fill_value.bytes_or_zero(metadata.dtype.size))?;
-        let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &metadata.chunks)?;
-        let chunk_shape = match &sharding {
-            Some(s) => s.chunk_shape().to_vec(),
-            None => metadata.chunks.clone(),
-        };
+        let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &first_shape)?;
         let item_size = metadata.dtype.size;
-        let chunk_nbytes = chunk_shape
-            .iter()
-            .try_fold(item_size as u64, |acc, &c| acc.checked_mul(c))
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|&n| n <= isize::MAX as usize)
-            .ok_or_else(|| {
-                Error::Overflow(format!(
-                    "chunks {chunk_shape:?} of {item_size}-byte items are too large"
-                ))
-            })?;
+        let forms = match (&sharding, &metadata.format, grid_chunks) {
+            (Some(s), ..) => {
+                let shape = s.chunk_shape().to_vec();
+                ChunkForms::regular(
+                    metadata::ChunkGrid::regular(&shape),
+                    ChunkForm::new(shape, item_size, &codecs.layout, codecs.pipeline)?,
+                )
+            }
+            (None, _, Some(shape)) => ChunkForms::regular(
+                metadata.grid.clone(),
+                ChunkForm::new(shape, item_size, &codecs.layout, codecs.pipeline)?,
+            ),
+            (
+                None,
+                FormatMetadata::V3 {
+                    codecs: list,
+                    object,
+                    ..
+                },
+                None,
+            ) => ChunkForms::rectilinear(
+                metadata.grid.clone(),
+                list,
+                &stated_dtype,
+                *object,
+                &codecs.layout,
+            )?,
+            (None, FormatMetadata::V2 { .. }, None) => unreachable!("v2 grids are regular"),
+        };
         let fill_native = metadata.fill_value.bytes_or_zero(item_size);
         let swap = metadata.dtype.byte_swap();
         let mut fill_stored = fill_native.clone();
         swap.apply(&mut fill_stored);
-        let chunk_strides = layout_strides(&chunk_shape, item_size, &codecs.layout);
-        let chunk_is_c_order = is_c_contiguous(&chunk_shape, &chunk_strides, item_size);
         Ok(Array {
             store,
             path,
             shape: RwLock::new(metadata.shape.clone()),
             resizing: Mutex::new(()),
             metadata,
-            pipeline: codecs.pipeline,
             layout: codecs.layout,
-            chunk_shape,
+            forms: RwLock::new(Arc::new(forms)),
             sharding,
             fill_native,
             fill_stored,
-            chunk_nbytes,
-            chunk_strides,
-            chunk_is_c_order,
             element: ElementCopy::whole(item_size, swap),
             write_empty_chunks: AtomicBool::new(false),
             object: codecs.object,
@@ -309,7 +323,7 @@ impl Array {
 
     /// Number of dimensions.
     pub fn ndim(&self) -> usize {
-        self.metadata.chunks.len()
+        self.metadata.grid.ndim()
     }
 
     /// The metadata document with the current shape: for v2 the `.zarray` document as libzarr
@@ -392,9 +406,33 @@ impl Array {
     }
 
     /// The shape of the chunks reads and writes work in: the grid's chunks, or for a sharded
-    /// array the inner chunks of its shards.
-    pub fn inner_chunks(&self) -> &[u64] {
-        &self.chunk_shape
+    /// array the inner chunks of its shards; `None` for a rectilinear grid of chunks of unequal
+    /// lengths.
+    pub fn inner_chunks(&self) -> Option<Vec<u64>> {
+        self.forms().grid().regular_shape().map(<[u64]>::to_vec)
+    }
+
+    /// The array's chunk grid now (a resize lengthens a rectilinear one): for a sharded array,
+    /// the grid of its shards.
+    pub fn chunk_grid(&self) -> metadata::ChunkGrid {
+        match &self.sharding {
+            Some(_) => self.metadata.grid.clone(),
+            None => self.forms().grid().clone(),
+        }
+    }
+
+    /// The grid and forms of the chunks the engine works in (read after [`Array::shape`], it
+    /// covers that shape).
+    fn forms(&self) -> Arc<ChunkForms> {
+        self.forms
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// The form of the chunk the engine works in at grid position `coords`.
+    fn form(&self, coords: &[u64]) -> Result<Arc<ChunkForm>> {
+        self.forms().of(coords)
     }
 
     /// The dimension names: a v3 array's `dimension_names`; for a v2 array xarray's
@@ -515,7 +553,8 @@ impl Array {
         &self,
         selection: &[crate::selection::DimSelection],
     ) -> Result<crate::selection::OrthogonalPlan> {
-        crate::selection::OrthogonalPlan::new(&self.shape(), &self.chunk_shape, selection)
+        let shape = self.shape();
+        crate::selection::OrthogonalPlan::new(&shape, self.forms().grid(), selection)
             .map_err(|e| self.named(e))
     }
 

@@ -3,6 +3,7 @@
 //! the caller's buffer.
 
 use super::buffer::{advise_huge_pages, BufferLayout};
+use super::chunk_form::ChunkForm;
 use super::chunk_io::{with_scratch, ChunkName};
 use super::selected::SelectedChunks;
 use super::Array;
@@ -281,19 +282,20 @@ impl Array {
         how: &ElementCopy,
         fill: &[u8],
     ) -> Result<()> {
-        let dims = self.task_offsets(task, buffer, true);
+        let form = self.form(&task.coords)?;
+        let dims = self.task_offsets(&form, task, buffer, true);
         let Some(raw) = raw else {
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
             // layout.
             return unsafe { fill_elements(out, &dims, fill) };
         };
-        if self.chunk_is_buffer_run(task, buffer, how) {
+        if self.chunk_is_buffer_run(&form, task, buffer, how) {
             let start: usize = dims.iter().map(|d| d[0].1).sum();
             // SAFETY: as above; this range is exactly this chunk's elements.
-            let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
-            return self.decode_chunk(raw, target, name);
+            let target = unsafe { out.slice_mut(start..start + form.nbytes)? };
+            return self.decode_chunk(&form, raw, target, name);
         }
-        self.with_decoded_chunk(raw, name, |chunk| {
+        self.with_decoded_chunk(&form, raw, name, |chunk| {
             // SAFETY: as above.
             unsafe { copy_elements(chunk, out, &dims, how) }
         })
@@ -350,20 +352,21 @@ impl Array {
                 return Ok(None);
             }
             let key = self.chunk_key(&task.coords);
-            let dims = self.task_offsets(&task, buffer, false);
+            let form = self.form(&task.coords)?;
+            let dims = self.task_offsets(&form, &task, buffer, false);
             let name = ChunkName::Key(key.as_str().into());
-            let stored = if self.chunk_is_buffer_run(&task, buffer, how) {
+            let stored = if self.chunk_is_buffer_run(&form, &task, buffer, how) {
                 let start: usize = dims.iter().map(|d| d[0].0).sum();
-                self.encode_unless_fill(&data[start..start + self.chunk_nbytes], &name)?
+                self.encode_unless_fill(&form, &data[start..start + form.nbytes], &name)?
             } else {
-                with_scratch(self.chunk_nbytes, |chunk| {
+                with_scratch(form.nbytes, |chunk| {
                     if !task.is_whole_chunk() {
                         // An edge chunk: its overhang holds no data, so it gets the fill value.
                         self.fill_chunk(chunk);
                     }
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
-                    self.encode_unless_fill(chunk, &name)
+                    self.encode_unless_fill(&form, chunk, &name)
                 })?
             };
             Ok(Some((key, stored)))
@@ -391,29 +394,32 @@ impl Array {
         parallel::run_call(plan.chunk_count(), |i| work(&plan.chunk(i)))
     }
 
-    /// Per-dimension byte offsets of a task's elements: `(chunk, buffer)` when `chunk_first`,
-    /// else `(buffer, chunk)`.
+    /// Per-dimension byte offsets of a task's elements in its chunk (of `form`) and in the
+    /// buffer: `(chunk, buffer)` when `chunk_first`, else `(buffer, chunk)`.
     pub(super) fn task_offsets(
         &self,
+        form: &ChunkForm,
         task: &ChunkTask,
         buffer: &BufferLayout,
         chunk_first: bool,
     ) -> Vec<DimOffsets> {
-        task_offsets(task, &self.chunk_strides, &buffer.strides, chunk_first)
+        task_offsets(task, &form.strides, &buffer.strides, chunk_first)
     }
 
-    /// Whether the task's chunk maps byte for byte onto one contiguous run of the buffer.
+    /// Whether the task's chunk (of `form`) maps byte for byte onto one contiguous run of
+    /// the buffer.
     pub(super) fn chunk_is_buffer_run(
         &self,
+        form: &ChunkForm,
         task: &ChunkTask,
         buffer: &BufferLayout,
         how: &ElementCopy,
     ) -> bool {
-        self.chunk_is_c_order
+        form.is_c_order
             && how.is_plain()
             && how.src_size == how.dst_size
             && task.is_whole_chunk()
-            && is_c_contiguous(&self.chunk_shape, &buffer.strides, self.item_size())
+            && is_c_contiguous(&form.shape, &buffer.strides, self.item_size())
     }
 
     fn read_task(
@@ -425,24 +431,25 @@ impl Array {
         fill: &[u8],
     ) -> Result<()> {
         let key = self.chunk_key(&task.coords);
-        let dims = self.task_offsets(task, buffer, true);
+        let form = self.form(&task.coords)?;
+        let dims = self.task_offsets(&form, task, buffer, true);
         let cached = self.caches_chunks();
-        if !cached && self.chunk_is_buffer_run(task, buffer, how) {
+        if !cached && self.chunk_is_buffer_run(&form, task, buffer, how) {
             let start: usize = dims.iter().map(|d| d[0].1).sum();
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
             // layout; this range is exactly this chunk's elements.
-            let target = unsafe { out.slice_mut(start..start + self.chunk_nbytes)? };
-            return self.read_chunk_into(&key, target);
+            let target = unsafe { out.slice_mut(start..start + form.nbytes)? };
+            return self.read_chunk_into(&form, &key, target);
         }
         if !cached
-            && self.pipeline.is_identity()
-            && self.chunk_is_c_order
+            && form.pipeline.is_identity()
+            && form.is_c_order
             && matches!(task.parts.first(), Some(DimPart::Range { .. }))
         {
             // A chunk replaced while it was read is read again.
-            return read_again_if_changed(|| self.stream_task(&key, &dims, out, how, fill));
+            return read_again_if_changed(|| self.stream_task(&form, &key, &dims, out, how, fill));
         }
-        self.with_chunk(&key, |chunk| match chunk {
+        self.with_chunk(&form, &key, |chunk| match chunk {
             // SAFETY: as above.
             None => unsafe { fill_elements(out, &dims, fill) },
             // SAFETY: as above.
@@ -456,19 +463,20 @@ impl Array {
     /// task does not select are not read.
     fn stream_task(
         &self,
+        form: &ChunkForm,
         key: &str,
         dims: &[DimOffsets],
         out: SharedBuffer,
         how: &ElementCopy,
         fill: &[u8],
     ) -> Result<()> {
-        let Some(value) = self.open_uncompressed(key)? else {
+        let Some(value) = self.open_uncompressed(form, key)? else {
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping layout.
             return unsafe { fill_elements(out, dims, fill) };
         };
         // Bytes per index along the first dimension of a C-ordered chunk (from the shape: an F
         // chunk that is C-ordered only because other dimensions are 1 has other strides).
-        let plane = self.chunk_nbytes / self.chunk_shape[0] as usize;
+        let plane = form.nbytes / form.shape[0] as usize;
         let planes = &dims[0];
         let mut block_dims = dims.to_vec();
         let mut start = 0;
@@ -503,22 +511,23 @@ impl Array {
         how: &ElementCopy,
     ) -> Result<()> {
         let key = self.chunk_key(&task.coords);
-        let dims = self.task_offsets(task, buffer, false);
-        with_scratch(self.chunk_nbytes, |chunk| {
+        let form = self.form(&task.coords)?;
+        let dims = self.task_offsets(&form, task, buffer, false);
+        with_scratch(form.nbytes, |chunk| {
             // Writing some fields of a record keeps the others: the old chunk is always needed.
             if !how.ranges.is_empty() || !task.covers_chunk_in_array() {
                 let name = ChunkName::Key(key.as_str().into());
                 return self.update_chunk(&key, |old, new| {
-                    self.decode_or_fill(old, chunk, &name)?;
+                    self.decode_or_fill(&form, old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
-                    self.encode_unless_fill_into(chunk, &name, new)
+                    self.encode_unless_fill_into(&form, chunk, &name, new)
                 });
             }
             let _lock = self.store.lock_chunk(&key)?;
-            if self.chunk_is_buffer_run(task, buffer, how) {
+            if self.chunk_is_buffer_run(&form, task, buffer, how) {
                 let start: usize = dims.iter().map(|d| d[0].0).sum();
-                return self.store_chunk(&key, &data[start..start + self.chunk_nbytes]);
+                return self.store_chunk(&form, &key, &data[start..start + form.nbytes]);
             }
             if !task.is_whole_chunk() {
                 // An edge chunk: its overhang holds no data, so it gets the fill value.
@@ -526,7 +535,7 @@ impl Array {
             }
             // SAFETY: `chunk` is this thread's own scratch buffer.
             unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
-            self.store_chunk(&key, chunk)
+            self.store_chunk(&form, &key, chunk)
         })
     }
 }

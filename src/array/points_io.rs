@@ -1,6 +1,7 @@
 //! Reading and writing point (coordinate) selections: the points of each chunk are gathered
 //! or scattered with one decode of that chunk, chunks in parallel.
 
+use super::chunk_form::ChunkForm;
 use super::chunk_io::with_scratch;
 use super::Array;
 use crate::error::{Error, Result};
@@ -20,7 +21,8 @@ impl Array {
     /// The `npoints` points `coords` (`ndim` indices each) checked against the current shape
     /// and grouped by chunk.
     pub(super) fn point_plan(&self, npoints: usize, coords: &[u64]) -> Result<PointPlan> {
-        PointPlan::new(&self.shape(), &self.chunk_shape, npoints, coords).map_err(|e| self.named(e))
+        let shape = self.shape();
+        PointPlan::new(&shape, self.forms().grid(), npoints, coords).map_err(|e| self.named(e))
     }
 
     /// Reads the points of `plan` into `out` (one caller element of `how` per point).
@@ -37,8 +39,9 @@ impl Array {
             let chunks = (0..plan.chunk_count())
                 .map(|i| (i, plan.group(i).coords.to_vec()))
                 .collect();
-            return self.read_decoded_chunks(chunks, &|i, _, chunk| {
-                let pairs = [self.point_offsets(&plan.group(i), true, how.dst_size)];
+            return self.read_decoded_chunks(chunks, &|i, coords, chunk| {
+                let form = self.form(coords)?;
+                let pairs = [self.point_offsets(&form, &plan.group(i), true, how.dst_size)];
                 // SAFETY: every point owns its own element of `out`.
                 unsafe {
                     match chunk {
@@ -50,8 +53,9 @@ impl Array {
         }
         self.for_each_group(plan, |group| {
             let key = self.chunk_key(group.coords);
-            let pairs = [self.point_offsets(group, true, how.dst_size)];
-            self.with_chunk(&key, |chunk| match chunk {
+            let form = self.form(group.coords)?;
+            let pairs = [self.point_offsets(&form, group, true, how.dst_size)];
+            self.with_chunk(&form, &key, |chunk| match chunk {
                 // SAFETY: every point owns its own element of `out`.
                 None => unsafe { fill_elements(out, &pairs, &fill) },
                 // SAFETY: as above.
@@ -98,27 +102,29 @@ impl Array {
                 .collect();
             return self.update_stored_chunks(chunks, &|_| false, &|i, old| {
                 let group = plan.group(i);
-                let pairs = self.point_offsets(&group, false, how.src_size);
+                let form = self.form(group.coords)?;
+                let pairs = self.point_offsets(&form, &group, false, how.src_size);
                 let name = self.chunk_name(group.coords);
-                with_scratch(self.chunk_nbytes, |chunk| {
-                    self.decode_or_fill(old, chunk, &name)?;
+                with_scratch(form.nbytes, |chunk| {
+                    self.decode_or_fill(&form, old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     unsafe { copy_elements(data, SharedBuffer::new(chunk), &[pairs], how)? };
-                    self.encode_unless_fill(chunk, &name)
+                    self.encode_unless_fill(&form, chunk, &name)
                 })
             });
         }
         self.for_each_group(plan, |group| {
             let key = self.chunk_key(group.coords);
-            let pairs = self.point_offsets(group, false, how.src_size);
+            let form = self.form(group.coords)?;
+            let pairs = self.point_offsets(&form, group, false, how.src_size);
             let name = self.chunk_name(group.coords);
-            with_scratch(self.chunk_nbytes, |chunk| {
+            with_scratch(form.nbytes, |chunk| {
                 self.update_chunk(&key, |old, new| {
-                    self.decode_or_fill(old, chunk, &name)?;
+                    self.decode_or_fill(&form, old, chunk, &name)?;
                     // SAFETY: `chunk` is this thread's own scratch buffer.
                     let pairs = std::slice::from_ref(&pairs);
                     unsafe { copy_elements(data, SharedBuffer::new(chunk), pairs, how)? };
-                    self.encode_unless_fill_into(chunk, &name, new)
+                    self.encode_unless_fill_into(&form, chunk, &name, new)
                 })
             })
         })
@@ -153,10 +159,11 @@ impl Array {
         })
     }
 
-    /// Byte offsets of a chunk's points, `buffer_elem` bytes per point in the caller's
-    /// buffer: `(chunk, buffer)` when `chunk_first`, else `(buffer, chunk)`.
+    /// Byte offsets of a chunk's points (in a chunk of `form`), `buffer_elem` bytes per point
+    /// in the caller's buffer: `(chunk, buffer)` when `chunk_first`, else `(buffer, chunk)`.
     fn point_offsets(
         &self,
+        form: &ChunkForm,
         group: &PointGroup,
         chunk_first: bool,
         buffer_elem: usize,
@@ -165,7 +172,7 @@ impl Array {
         group.for_each(|point, pos| {
             let c: usize = pos
                 .iter()
-                .zip(&self.chunk_strides)
+                .zip(&form.strides)
                 .map(|(&p, &s)| p as usize * s)
                 .sum();
             let b = point * buffer_elem;

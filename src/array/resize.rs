@@ -3,9 +3,11 @@
 use super::Array;
 use crate::error::{Error, Result};
 use crate::hierarchy;
+use crate::metadata::ChunkGrid;
 use crate::parallel;
 use crate::path;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 impl Array {
     /// Checks that this handle may change the array's shape: not a view (whose metadata is
@@ -47,15 +49,10 @@ impl Array {
         let vanished = || Error::NotFound(format!("{key:?} vanished"));
         let stored =
             hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
-        let chunks = &self.metadata.chunks;
-        let grid = |shape: &[u64]| -> Vec<u64> {
-            shape
-                .iter()
-                .zip(chunks)
-                .map(|(&n, &c)| n.div_ceil(c))
-                .collect()
-        };
-        let new_grid = grid(new_shape);
+        let old_grid = self.chunk_grid();
+        // A rectilinear grid whose listed chunks fall short of the new shape gains a chunk.
+        let grid = old_grid.resized(new_shape);
+        let new_grid = grid.grid_shape(new_shape);
         // Only a dimension that shrinks leaves chunks, or parts of them, outside: a grow (every
         // append) needs no listing of the stored chunks.
         let shrinks = new_shape.iter().zip(&old_shape).any(|(new, old)| new < old);
@@ -68,7 +65,7 @@ impl Array {
             .partition(|coords| coords.iter().zip(&new_grid).all(|(c, n)| c < n));
         parallel::run(|| {
             kept.par_iter()
-                .try_for_each(|coords| self.clear_cut_part(coords, &old_shape, new_shape))
+                .try_for_each(|coords| self.clear_cut_part(&grid, coords, &old_shape, new_shape))
         })?;
         parallel::run(|| {
             outside
@@ -85,6 +82,9 @@ impl Array {
             let mut stored =
                 hierarchy::stored_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
             stored.document.set("shape", &new_shape.into());
+            if grid != old_grid {
+                stored.document.set("chunk_grid", &grid.to_v3_json());
+            }
             hierarchy::write_document(&self.store, &stored.key, &stored.document)
         };
         // A write can fail after the new document is in place (with `fsync`, flushing its
@@ -95,6 +95,13 @@ impl Array {
             Some(shape)
         };
         if written.is_ok() || stored_now().as_deref() == Some(new_shape) {
+            if grid != old_grid {
+                let forms = self.forms().with_grid(grid);
+                *self
+                    .forms
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(forms);
+            }
             *self
                 .shape
                 .write()
@@ -107,11 +114,17 @@ impl Array {
     /// `old_shape` but outside `new_shape`: in one write, so a failure leaves the chunk as it
     /// was (as points when several shrunk dimensions cut it; object arrays, which have no
     /// point writes, take one box per such dimension).
-    fn clear_cut_part(&self, coords: &[u64], old_shape: &[u64], new_shape: &[u64]) -> Result<()> {
-        let chunks = &self.metadata.chunks;
+    fn clear_cut_part(
+        &self,
+        grid: &ChunkGrid,
+        coords: &[u64],
+        old_shape: &[u64],
+        new_shape: &[u64],
+    ) -> Result<()> {
         let span = |d: usize, shape: &[u64]| {
-            let first = coords[d] * chunks[d];
-            (first, (first + chunks[d]).min(shape[d]))
+            let axis = grid.axis(d);
+            let first = axis.start(coords[d]);
+            (first, (first + axis.len(coords[d])).min(shape[d]))
         };
         let ndim = coords.len();
         let cuts = (0..ndim)

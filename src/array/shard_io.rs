@@ -696,7 +696,8 @@ impl Array {
         fill: &[u8],
     ) -> Result<()> {
         let scatter = |i: usize, chunk: Option<&[u8]>| {
-            let dims = self.task_offsets(&plan.chunk(i as u64), buffer, true);
+            let task = plan.chunk(i as u64);
+            let dims = self.task_offsets(&*self.form(&task.coords)?, &task, buffer, true);
             // SAFETY: the tasks of one selection write disjoint elements of a non-overlapping
             // layout.
             unsafe {
@@ -724,7 +725,8 @@ impl Array {
                 None => f(id, coords, None),
                 Some(raw) => {
                     let name = self.chunk_name(coords);
-                    self.with_decoded_chunk(raw, &name, |chunk| f(id, coords, Some(chunk)))
+                    let form = self.form(coords)?;
+                    self.with_decoded_chunk(&form, raw, &name, |chunk| f(id, coords, Some(chunk)))
                 }
             });
         }
@@ -743,8 +745,9 @@ impl Array {
             let chunk = match raw {
                 None => None,
                 Some(raw) => {
-                    let mut chunk = try_alloc_zeroed(self.chunk_nbytes, "a cached chunk")?;
-                    self.decode_chunk(raw, &mut chunk, &self.chunk_name(coords))?;
+                    let form = self.form(coords)?;
+                    let mut chunk = try_alloc_zeroed(form.nbytes, "a cached chunk")?;
+                    self.decode_chunk(&form, raw, &mut chunk, &self.chunk_name(coords))?;
                     Some(Arc::new(chunk))
                 }
             };
@@ -775,11 +778,12 @@ impl Array {
         self.update_stored_chunks(plan_chunks(plan), &covers, &|i, old| {
             let task = plan.chunk(i as u64);
             let name = self.chunk_name(&task.coords);
-            let dims = self.task_offsets(&task, buffer, false);
-            with_scratch(self.chunk_nbytes, |chunk| {
+            let form = self.form(&task.coords)?;
+            let dims = self.task_offsets(&form, &task, buffer, false);
+            with_scratch(form.nbytes, |chunk| {
                 if !covers(i) {
                     match old {
-                        Some(raw) => self.decode_chunk(raw, chunk, &name)?,
+                        Some(raw) => self.decode_chunk(&form, raw, chunk, &name)?,
                         None => self.fill_chunk(chunk),
                     }
                 } else if !task.is_whole_chunk() {
@@ -787,7 +791,7 @@ impl Array {
                 }
                 // SAFETY: `chunk` is this thread's own scratch buffer.
                 unsafe { copy_elements(data, SharedBuffer::new(chunk), &dims, how)? };
-                self.encode_unless_fill(chunk, &name)
+                self.encode_unless_fill(&form, chunk, &name)
             })
         })
     }

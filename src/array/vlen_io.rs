@@ -2,6 +2,7 @@
 //! `../shared/spec/zep0007-strings-draft.md`: a box of n items is n + 1 `i64` offsets into one
 //! contiguous data buffer. Item `i` is `data[offsets[i]..offsets[i + 1]]`.
 
+use super::chunk_form::ChunkForm;
 use super::orthogonal_io::box_selection;
 use super::selected::SelectedChunks;
 use super::Array;
@@ -104,10 +105,10 @@ impl Array {
         let out = SharedBuffer::new(data);
         let swap = codec.byte_swap();
         let elem = codec.element_size();
-        let strides = self.item_strides();
         self.for_each_stored_chunk(&selected, |i, raw| {
-            let items = self.items_of(codec, &selected.coords(i), raw)?;
-            for (chunk_index, out_index) in selected.element_pairs(i, &strides) {
+            let form = self.form(&selected.coords(i))?;
+            let items = self.items_of(codec, &form, &selected.coords(i), raw)?;
+            for (chunk_index, out_index) in selected.element_pairs(i, &self.item_strides(&form)) {
                 let (from, to) = (starts[out_index] as usize, starts[out_index + 1] as usize);
                 // SAFETY: each output element owns its own byte range of `data`; a point
                 // repeated is written twice with the same item.
@@ -138,14 +139,15 @@ impl Array {
         let swap = codec.byte_swap();
         let elem = codec.element_size();
         let fill = self.fill_item(codec)?;
-        let strides = self.item_strides();
         let covers = |i| selected.covers_chunk(i);
         self.update_each_stored_chunk(&selected, covers, |i, old| {
+            let form = self.form(&selected.coords(i))?;
+            let strides = self.item_strides(&form);
             let existing = match covers(i) {
                 true => None,
-                false => Some(self.items_of(codec, &selected.coords(i), old)?),
+                false => Some(self.items_of(codec, &form, &selected.coords(i), old)?),
             };
-            let mut chunk_items: Vec<Cow<[u8]>> = (0..self.chunk_elements())
+            let mut chunk_items: Vec<Cow<[u8]>> = (0..chunk_elements(&form))
                 .map(|i| Cow::Borrowed(existing.as_ref().map_or(fill.as_slice(), |e| e.item(i))))
                 .collect();
             for (chunk_index, out_index) in selected.element_pairs(i, &strides) {
@@ -165,12 +167,8 @@ impl Array {
                 return Ok(None);
             }
             let mut encoded = Vec::new();
-            codec.encode(
-                chunk_items.iter().map(|i| &**i),
-                &self.chunk_shape,
-                &mut encoded,
-            )?;
-            self.encode_chunk(&encoded, &self.chunk_name(&selected.coords(i)))
+            codec.encode(chunk_items.iter().map(|i| &**i), &form.shape, &mut encoded)?;
+            self.encode_chunk(&form, &encoded, &self.chunk_name(&selected.coords(i)))
                 .map(Some)
         })
     }
@@ -186,24 +184,20 @@ impl Array {
         Ok((codec, self.select(selection)?))
     }
 
-    /// Elements in one chunk.
-    fn chunk_elements(&self) -> usize {
-        self.chunk_shape.iter().product::<u64>() as usize
-    }
-
     /// The stored item of never-written elements.
     pub(super) fn fill_item(&self, codec: &ObjectCodec) -> Result<Vec<u8>> {
         let fill: serde_json::Value = self.metadata.fill_value.to_json(&self.metadata.dtype);
         codec.fill_item(&fill)
     }
 
-    /// Strides (in items) numbering a chunk's items as the object codec stores them.
-    fn item_strides(&self) -> Vec<usize> {
+    /// Strides (in items) numbering the items of a chunk of `form` as the object codec
+    /// stores them.
+    fn item_strides(&self, form: &ChunkForm) -> Vec<usize> {
         // The vlen codecs keep the chunk's memory order; json2 and msgpack2 nest in C order.
         if self.object.as_ref().is_some_and(ObjectCodec::nests_items) {
-            dense_strides(&self.chunk_shape, 1, false)
+            dense_strides(&form.shape, 1, false)
         } else {
-            layout_strides(&self.chunk_shape, 1, &self.layout)
+            layout_strides(&form.shape, 1, &self.layout)
         }
     }
 
@@ -212,20 +206,21 @@ impl Array {
     fn items_of(
         &self,
         codec: &ObjectCodec,
+        form: &ChunkForm,
         coords: &[u64],
         raw: Option<&[u8]>,
     ) -> Result<ChunkItems> {
         let Some(raw) = raw else {
             let encoded = self.fill_item(codec)?;
             return Ok(ChunkItems {
-                items: vec![0..encoded.len(); self.chunk_elements()],
+                items: vec![0..encoded.len(); chunk_elements(form)],
                 encoded,
             });
         };
         let name = self.chunk_name(coords);
-        let decoded = self.decode_unsized(raw, &name)?;
+        let decoded = self.decode_unsized(form, raw, &name)?;
         let (encoded, items) = codec
-            .decode(decoded, &self.chunk_shape)
+            .decode(decoded, &form.shape)
             .map_err(|e| e.context(name))?;
         Ok(ChunkItems { encoded, items })
     }
@@ -240,11 +235,11 @@ impl Array {
         })?;
         lengths.resize(n, 0u64);
         let lengths = Mutex::new(lengths);
-        let strides = self.item_strides();
         self.for_each_stored_chunk(selected, |i, raw| {
-            let items = self.items_of(codec, &selected.coords(i), raw)?;
+            let form = self.form(&selected.coords(i))?;
+            let items = self.items_of(codec, &form, &selected.coords(i), raw)?;
             let found: Vec<(usize, u64)> = selected
-                .element_pairs(i, &strides)
+                .element_pairs(i, &self.item_strides(&form))
                 .into_iter()
                 .map(|(c, o)| (o, items.items[c].len() as u64))
                 .collect();
@@ -254,6 +249,11 @@ impl Array {
         })?;
         Ok(lengths.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
+}
+
+/// Elements in a chunk of `form`.
+fn chunk_elements(form: &ChunkForm) -> usize {
+    form.shape.iter().product::<u64>() as usize
 }
 
 /// The caller's items, checked: offsets within `data` and non-decreasing, text valid UTF-8,

@@ -112,8 +112,8 @@ pub(super) fn copy_array_with(
     };
     let plan = BlockPlan::new(
         &meta.shape,
-        &copy.metadata().chunks,
-        &meta.chunks,
+        &copy.chunk_grid(),
+        &src.chunk_grid(),
         element_bytes,
         block_bytes,
     );
@@ -242,7 +242,7 @@ fn v3_document(src: &Array) -> Result<Value> {
         "node_type": "array",
         "shape": src.shape(),
         "data_type": v3::to_json(&meta.dtype, object)?,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": meta.chunks}},
+        "chunk_grid": src.chunk_grid().to_v3_json(),
         "fill_value": fill_value,
     });
     if let Some(names) = src.dimension_names()? {
@@ -268,10 +268,12 @@ fn copy_attributes(src: &Array, copy: &Array) -> Result<()> {
 
 /// Whether any source chunk the box `start`/`count` touches is stored.
 fn has_stored_chunks(src: &Array, start: &[u64], count: &[u64]) -> Result<bool> {
-    let chunks = &src.metadata().chunks;
-    let first: Vec<u64> = start.iter().zip(chunks).map(|(&s, &c)| s / c).collect();
+    let grid = src.chunk_grid();
+    let first: Vec<u64> = (0..start.len())
+        .map(|d| grid.axis(d).chunk_of(start[d]))
+        .collect();
     let last: Vec<u64> = (0..start.len())
-        .map(|d| (start[d] + count[d] - 1) / chunks[d])
+        .map(|d| grid.axis(d).chunk_of(start[d] + count[d] - 1))
         .collect();
     let mut coords = first.clone();
     loop {
@@ -456,7 +458,7 @@ mod tests {
                 r#"{"title": "source", "n": [1, 2]}"#
             );
             // Fill-only chunks (the unwritten rows) are not stored.
-            let chunks = &reopened.metadata().chunks;
+            let chunks = reopened.metadata().grid.regular_shape().unwrap();
             let rows_with_data: u64 = (0..37u64.div_ceil(chunks[0]))
                 .filter(|r| {
                     let (a, b) = (r * chunks[0], ((r + 1) * chunks[0]).min(37));
@@ -541,7 +543,7 @@ mod tests {
             Array::open(store.clone(), "sharded")
                 .unwrap()
                 .inner_chunks(),
-            &[4, 5]
+            Some(vec![4, 5])
         );
         // Unwritten source chunks stay unwritten.
         assert!(store.contains("plain/c/1/0").unwrap());
@@ -725,7 +727,7 @@ mod tests {
         .unwrap();
         let (copy, seen) =
             copy_recording(&empty, &store, "e2", r#"{"chunks": [1, 1]}"#, 1 << 20).unwrap();
-        assert_eq!(copy.metadata().chunks, vec![1, 1]);
+        assert_eq!(copy.metadata().grid.regular_shape(), Some(&[1, 1][..]));
         assert_eq!(seen, vec![Progress::default()]);
     }
 }

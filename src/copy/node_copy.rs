@@ -247,13 +247,7 @@ fn member_names(store: &Arc<StoreHandle>, path: &str) -> Result<Vec<String>> {
 /// Whether every chunk (shard) of the array's grid is stored (zarr-python's
 /// `nchunks_initialized == nchunks`).
 fn fully_initialized(array: &Array) -> Result<bool> {
-    let meta = array.metadata();
-    let grid: Vec<u64> = meta
-        .shape
-        .iter()
-        .zip(&meta.chunks)
-        .map(|(&n, &c)| n.div_ceil(c))
-        .collect();
+    let grid = array.chunk_grid().grid_shape(&array.shape());
     let total = grid.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
     let stored = array
         .stored_chunks()?

@@ -35,11 +35,11 @@ fn dims_out(
     array: *const zarr_array,
     ndim: usize,
     out: *mut u64,
-    pick: fn(&Array) -> Vec<u64>,
+    pick: fn(&Array) -> Result<Vec<u64>>,
 ) -> zarr_status {
     run(|| {
         let array = array_arg(array)?;
-        let dims = pick(array);
+        let dims = pick(array)?;
         check_ndim(array, ndim)?;
         slice_out(out, ndim, "output dimensions")?.copy_from_slice(&dims);
         Ok(())
@@ -285,12 +285,14 @@ pub unsafe extern "C" fn zarr_array_shape(
     ndim: usize,
     out_shape: *mut u64,
 ) -> zarr_status {
-    dims_out(array, ndim, out_shape, Array::shape)
+    dims_out(array, ndim, out_shape, |a| Ok(a.shape()))
 }
 
 /// Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array):
 /// the chunk grid's, which for a sharded v3 array is the shard shape (see
-/// `zarr_array_inner_chunks`).
+/// `zarr_array_inner_chunks`). A rectilinear grid whose chunks differ in length along some
+/// dimension has no one chunk shape: `ZARR_ERR_UNSUPPORTED` (`zarr_array_grid_shape` and
+/// `zarr_array_block_box` give each chunk's place).
 ///
 /// # Safety
 /// `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
@@ -300,12 +302,34 @@ pub unsafe extern "C" fn zarr_array_chunks(
     ndim: usize,
     out_chunks: *mut u64,
 ) -> zarr_status {
-    dims_out(array, ndim, out_chunks, |a| a.metadata().chunks.clone())
+    dims_out(array, ndim, out_chunks, |a| {
+        a.chunk_grid()
+            .require_regular("one chunk shape")
+            .map(<[u64]>::to_vec)
+            .map_err(|e| e.context(format!("array {:?}", a.path())))
+    })
+}
+
+/// Writes the number of chunks along each dimension into `out_grid` (`ndim` entries): of
+/// shards for a sharded v3 array, of chunks of any length for a rectilinear grid.
+///
+/// # Safety
+/// `array` must be a live handle and `out_grid` hold `ndim` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_grid_shape(
+    array: *const zarr_array,
+    ndim: usize,
+    out_grid: *mut u64,
+) -> zarr_status {
+    dims_out(array, ndim, out_grid, |a| {
+        Ok(a.chunk_grid().grid_shape(&a.shape()))
+    })
 }
 
 /// Writes the shape of the chunks reads and writes work in into `out_chunks` (`ndim`
 /// entries): the inner chunk shape of a sharded v3 array, else the same as
-/// `zarr_array_chunks`. Reads aligned to these chunks decode each chunk once.
+/// `zarr_array_chunks` (and the same error for a rectilinear grid of unequal chunks). Reads
+/// aligned to these chunks decode each chunk once.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
@@ -315,7 +339,14 @@ pub unsafe extern "C" fn zarr_array_inner_chunks(
     ndim: usize,
     out_chunks: *mut u64,
 ) -> zarr_status {
-    dims_out(array, ndim, out_chunks, |a| a.inner_chunks().to_vec())
+    dims_out(array, ndim, out_chunks, |a| {
+        a.inner_chunks().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "array {:?}: one chunk shape with a rectilinear chunk grid of chunks of unequal lengths",
+                a.path()
+            ))
+        })
+    })
 }
 
 /// The array's Zarr format, 2 or 3, into `*out_format`.

@@ -337,7 +337,7 @@ pub unsafe extern "C" fn zarr_array_block_box(
         check_ndim(array, ndim)?;
         let (start, count) = block_box(
             &array.shape(),
-            &array.metadata().chunks,
+            &array.chunk_grid(),
             slice_arg(block_start, ndim, "block_start")?,
             slice_arg(block_count, ndim, "block_count")?,
         )?;
@@ -428,7 +428,7 @@ pub(super) fn selection_arg<'a>(
             check_ndim(array, s.ndim)?;
             let (start, count) = block_box(
                 &array.shape(),
-                &array.metadata().chunks,
+                &array.chunk_grid(),
                 slice_arg(s.start, s.ndim, "start")?,
                 slice_arg(s.count, s.ndim, "count")?,
             )?;

@@ -1,6 +1,7 @@
 //! One array model for both formats: what a `.zarray` (v2) or an array `zarr.json` (v3) says,
 //! in the terms the engine works with. Only the codec description differs by format.
 
+use super::chunk_grid::ChunkGrid;
 use super::document::JsonDocument;
 use crate::dtype::v3::ObjectKind;
 use crate::dtype::{DataType, FillValue};
@@ -113,9 +114,8 @@ pub enum FormatMetadata {
 pub struct ArrayMetadata {
     /// Length of each dimension.
     pub shape: Vec<u64>,
-    /// The chunk grid's chunk length along each dimension (each at least 1); for a sharded
-    /// v3 array, the shard shape.
-    pub chunks: Vec<u64>,
+    /// The chunk grid: for a sharded v3 array, the grid of its shards.
+    pub grid: ChunkGrid,
     /// Element type (for v3 arrays, in the byte order their `bytes` codec stores).
     pub dtype: DataType,
     /// Value of elements never written.

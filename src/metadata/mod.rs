@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use serde_json::Value;
 
 mod array;
+mod chunk_grid;
 mod chunk_guess;
 mod document;
 pub mod n5;
@@ -12,6 +13,7 @@ mod zarr_json;
 mod zarray;
 
 pub use array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
+pub use chunk_grid::{Axis, ChunkGrid};
 pub use document::JsonDocument;
 pub use zarr_json::{
     check_group as check_group_v3, group_document as group_document_v3, node_type, NodeType,

@@ -6,6 +6,7 @@
 //! [`Error::Unsupported`] naming it, never silently ignored.
 
 use super::array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata};
+use super::chunk_grid::ChunkGrid;
 use super::chunk_guess::{guess_chunks, OBJECT_ITEM_SIZE};
 use super::document::JsonDocument;
 use crate::dtype::v3::{name_and_configuration, parse_data_type};
@@ -145,14 +146,15 @@ impl ArrayMetadata {
         };
         let shape = dims(&required("shape")?, "shape", 0)?;
         let parsed = parse_data_type(&required("data_type")?)?;
-        let chunks = chunk_grid(&required("chunk_grid")?)?;
-        if chunks.len() != shape.len() {
+        let grid = chunk_grid(&required("chunk_grid")?)?;
+        if grid.ndim() != shape.len() {
             return Err(Error::InvalidMetadata(format!(
                 "shape has {} dimensions but the chunk shape has {}",
                 shape.len(),
-                chunks.len()
+                grid.ndim()
             )));
         }
+        grid.check_covers(&shape)?;
         let chunk_keys = chunk_key_encoding(&required("chunk_key_encoding")?)?;
         let fill_value = FillValue::parse_v3(&required("fill_value")?, &parsed.dtype)?;
         let codecs = match required("codecs")? {
@@ -215,7 +217,7 @@ impl ArrayMetadata {
         }
         Ok(ArrayMetadata {
             shape,
-            chunks,
+            grid,
             dtype: parsed.dtype,
             fill_value,
             chunk_keys,
@@ -306,7 +308,7 @@ impl ArrayMetadata {
 }
 
 /// Reads a list of dimension lengths, each at least `min`.
-fn dims(value: &Value, name: &str, min: u64) -> Result<Vec<u64>> {
+pub(super) fn dims(value: &Value, name: &str, min: u64) -> Result<Vec<u64>> {
     value
         .as_array()
         .and_then(|list| {
@@ -321,16 +323,10 @@ fn dims(value: &Value, name: &str, min: u64) -> Result<Vec<u64>> {
         })
 }
 
-/// The chunk shape of a `regular` chunk grid.
-fn chunk_grid(value: &Value) -> Result<Vec<u64>> {
+/// The `regular` or `rectilinear` chunk grid of a `chunk_grid` member.
+fn chunk_grid(value: &Value) -> Result<ChunkGrid> {
     let (name, config) = name_and_configuration(value, "chunk_grid")?;
-    if name != "regular" {
-        return Err(Error::Unsupported(format!("chunk_grid {name:?}")));
-    }
-    let shape = config.and_then(|c| c.get("chunk_shape")).ok_or_else(|| {
-        Error::InvalidMetadata("chunk_grid \"regular\" has no chunk_shape".into())
-    })?;
-    dims(shape, "chunk_shape", 1)
+    ChunkGrid::parse_v3(name, config)
 }
 
 /// The `default` and `v2` chunk key encodings.
@@ -383,8 +379,8 @@ mod tests {
     fn parses_what_zarr_python_writes() {
         let m = parse(&zarr_python_doc()).unwrap();
         assert_eq!(
-            (m.shape.clone(), m.chunks.clone()),
-            (vec![10, 7], vec![4, 4])
+            (m.shape.clone(), m.grid.regular_shape()),
+            (vec![10, 7], Some(&[4, 4][..]))
         );
         assert_eq!(m.chunk_keys.name(&[1, 0]), "c/1/0");
         assert_eq!(m.dimension_names().unwrap(), [Some("y".to_string()), None]);
@@ -401,8 +397,19 @@ mod tests {
             ("shape", json!([-1, 2]), false),
             (
                 "chunk_grid",
-                json!({"name": "rectilinear", "configuration": {}}),
+                json!({"name": "rectangular", "configuration": {}}),
                 true,
+            ),
+            (
+                "chunk_grid",
+                json!({"name": "rectilinear", "configuration": {}}),
+                false,
+            ),
+            (
+                "chunk_grid",
+                json!({"name": "rectilinear", "configuration":
+                    {"kind": "inline", "chunk_shapes": [[1, 2], 3]}}),
+                false,
             ),
             (
                 "chunk_grid",

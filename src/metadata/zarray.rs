@@ -1,6 +1,7 @@
 //! The `.zarray` document (Zarr v2).
 
 use super::array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
+use super::chunk_grid::ChunkGrid;
 use super::chunk_guess::{normalize_chunks, OBJECT_ITEM_SIZE};
 use crate::dtype::{DataType, DataTypeKind, FillValue};
 use crate::error::{Error, Result};
@@ -138,7 +139,7 @@ impl ArrayMetadata {
         chunk_keys.unstated = separator.is_none() && chunks.len() > 1 && !defaults;
         Ok(ArrayMetadata {
             shape,
-            chunks,
+            grid: ChunkGrid::regular(&chunks),
             dtype,
             fill_value,
             chunk_keys,
@@ -164,7 +165,7 @@ impl ArrayMetadata {
         let mut zarray = json!({
             "zarr_format": 2,
             "shape": self.shape,
-            "chunks": self.chunks,
+            "chunks": self.grid.regular_shape(),
             "dtype": self.dtype.to_json(),
             "compressor": compressor,
             "fill_value": self.fill_value.to_json(&self.dtype),

@@ -1,6 +1,7 @@
 //! Orthogonal selections: an independent choice of indices along each dimension.
 
 use crate::error::{Error, Result};
+use crate::metadata::{Axis, ChunkGrid};
 
 /// The indices selected along one dimension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,15 +110,19 @@ impl DimPart<'_> {
 /// One dimension's selection mapped onto that dimension's chunks.
 #[derive(Debug)]
 enum DimMap {
-    /// A range whose chunks are computed on demand.
+    /// A range whose chunks are computed on demand: every chunk from `first_chunk` is touched
+    /// (a regular dimension, or a contiguous range).
     Range {
         start: u64,
         count: u64,
         step: u64,
-        chunk: u64,
+        axis: Axis,
         first_chunk: u64,
         n_chunks: u64,
     },
+    /// A strided range over chunks of unequal lengths: `(chunk, first, out, n)` per touched
+    /// chunk, as in [`DimPart::Range`].
+    Strided { step: u64, parts: Vec<[u64; 4]> },
     /// Index pairs grouped by chunk: `(chunk, pairs range)`.
     Indices {
         groups: Vec<(u64, std::ops::Range<usize>)>,
@@ -126,50 +131,76 @@ enum DimMap {
 }
 
 impl DimMap {
-    fn new(sel: &DimSelection, chunk: u64) -> DimMap {
+    fn new(sel: &DimSelection, axis: &Axis) -> Result<DimMap> {
         match *sel {
             DimSelection::Range { start, count, step } => {
                 let (first_chunk, n_chunks) = if count == 0 {
                     (0, 0)
-                } else if step >= chunk {
+                } else if axis.step().is_some_and(|chunk| step >= chunk) {
                     // Every selected index lies in a chunk of its own.
                     (0, count)
+                } else if step == 1 || axis.step().is_some() {
+                    // Consecutive indices are less than a chunk apart: no chunk in between
+                    // is skipped.
+                    let first = axis.chunk_of(start);
+                    (first, axis.chunk_of(start + (count - 1) * step) - first + 1)
                 } else {
-                    // Consecutive indices are less than a chunk apart: no chunk in between is skipped.
-                    let first = start / chunk;
-                    (first, (start + (count - 1) * step) / chunk - first + 1)
+                    return Self::strided(start, count, step, axis);
                 };
-                DimMap::Range {
+                Ok(DimMap::Range {
                     start,
                     count,
                     step,
-                    chunk,
+                    axis: axis.clone(),
                     first_chunk,
                     n_chunks,
-                }
+                })
             }
             DimSelection::Indices(ref list) => {
+                let chunk_of: Vec<u64> = list.iter().map(|&i| axis.chunk_of(i)).collect();
                 let mut order: Vec<usize> = (0..list.len()).collect();
                 // Stable: repeats keep their output order, so the last one written wins.
-                order.sort_by_key(|&i| list[i] / chunk);
-                let pairs: Vec<(u64, u64)> =
-                    order.iter().map(|&i| (list[i] % chunk, i as u64)).collect();
+                order.sort_by_key(|&i| chunk_of[i]);
+                let pairs: Vec<(u64, u64)> = order
+                    .iter()
+                    .map(|&i| (list[i] - axis.start(chunk_of[i]), i as u64))
+                    .collect();
                 let mut groups: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
                 for (k, &i) in order.iter().enumerate() {
-                    let c = list[i] / chunk;
+                    let c = chunk_of[i];
                     match groups.last_mut() {
                         Some((last, range)) if *last == c => range.end = k + 1,
                         _ => groups.push((c, k..k + 1)),
                     }
                 }
-                DimMap::Indices { groups, pairs }
+                Ok(DimMap::Indices { groups, pairs })
             }
         }
+    }
+
+    /// A range with a step over chunks of unequal lengths: the touched chunks, found by
+    /// jumping from each one's first selected index to the next chunk's.
+    fn strided(start: u64, count: u64, step: u64, axis: &Axis) -> Result<DimMap> {
+        let mut parts: Vec<[u64; 4]> = Vec::new();
+        let mut k = 0;
+        while k < count {
+            let index = start + k * step;
+            let c = axis.chunk_of(index);
+            let end = axis.start(c) + axis.len(c);
+            let last = ((end - 1 - index) / step + k).min(count - 1);
+            parts.try_reserve(1).map_err(|_| {
+                Error::TooLarge(format!("a selection touching {} chunks", parts.len()))
+            })?;
+            parts.push([c, index - axis.start(c), k, last - k + 1]);
+            k = last + 1;
+        }
+        Ok(DimMap::Strided { step, parts })
     }
 
     fn n_chunks(&self) -> u64 {
         match self {
             DimMap::Range { n_chunks, .. } => *n_chunks,
+            DimMap::Strided { parts, .. } => parts.len() as u64,
             DimMap::Indices { groups, .. } => groups.len() as u64,
         }
     }
@@ -181,16 +212,17 @@ impl DimMap {
                 start,
                 count,
                 step,
-                chunk,
+                ref axis,
                 first_chunk,
                 ..
             } => {
-                if step >= chunk {
+                if axis.step().is_some_and(|chunk| step >= chunk) {
                     let index = start + i * step;
+                    let c = axis.chunk_of(index);
                     return (
-                        index / chunk,
+                        c,
                         DimPart::Range {
-                            first: index % chunk,
+                            first: index - axis.start(c),
                             step,
                             out: i,
                             n: 1,
@@ -198,9 +230,9 @@ impl DimMap {
                     );
                 }
                 let c = first_chunk + i;
-                let chunk_start = c * chunk;
+                let (chunk_start, len) = (axis.start(c), axis.len(c));
                 let k0 = chunk_start.saturating_sub(start).div_ceil(step);
-                let k1 = ((chunk_start.saturating_add(chunk - 1) - start) / step).min(count - 1);
+                let k1 = ((chunk_start.saturating_add(len - 1) - start) / step).min(count - 1);
                 let first = start + k0 * step - chunk_start;
                 (
                     c,
@@ -209,6 +241,18 @@ impl DimMap {
                         step,
                         out: k0,
                         n: k1 - k0 + 1,
+                    },
+                )
+            }
+            DimMap::Strided { step, ref parts } => {
+                let [c, first, out, n] = parts[i as usize];
+                (
+                    c,
+                    DimPart::Range {
+                        first,
+                        step,
+                        out,
+                        n,
                     },
                 )
             }
@@ -226,9 +270,9 @@ impl DimMap {
 /// An orthogonal selection checked against an array and mapped onto its chunk grid.
 #[derive(Debug)]
 pub struct OrthogonalPlan {
-    /// The array's shape and chunk shape when the selection was planned.
+    /// The array's shape and chunk grid when the selection was planned.
     shape: Vec<u64>,
-    chunks: Vec<u64>,
+    grid: ChunkGrid,
     maps: Vec<DimMap>,
     out_shape: Vec<u64>,
     elements: u64,
@@ -242,19 +286,19 @@ pub struct ChunkTask<'a> {
     pub coords: Vec<u64>,
     /// What the chunk contributes along each dimension.
     pub parts: Vec<DimPart<'a>>,
-    /// The array's shape and chunk shape the plan was made for.
+    /// The array's shape and chunk grid the plan was made for.
     shape: &'a [u64],
-    chunks: &'a [u64],
+    grid: &'a ChunkGrid,
 }
 
 impl OrthogonalPlan {
-    /// Checks `selection` against an array of `shape` with `chunks` and plans it.
+    /// Checks `selection` against an array of `shape` with chunks on `grid` and plans it.
     /// Errors: a dimension count mismatch or zero step ([`Error::InvalidArgument`]), an index
     /// outside the shape ([`Error::OutOfBounds`]), an element count over 64 bits
     /// ([`Error::Overflow`]).
     pub fn new(
         shape: &[u64],
-        chunks: &[u64],
+        grid: &ChunkGrid,
         selection: &[DimSelection],
     ) -> Result<OrthogonalPlan> {
         if selection.len() != shape.len() {
@@ -276,11 +320,11 @@ impl OrthogonalPlan {
                     "selection of {out_shape:?} elements has more than 2^64 elements"
                 ))
             })?;
-        let maps: Vec<DimMap> = selection
+        let maps = selection
             .iter()
-            .zip(chunks)
-            .map(|(s, &c)| DimMap::new(s, c))
-            .collect();
+            .enumerate()
+            .map(|(d, s)| DimMap::new(s, grid.axis(d)))
+            .collect::<Result<Vec<DimMap>>>()?;
         // At most the element count, so it fits.
         let chunk_count = if elements == 0 {
             0
@@ -289,7 +333,7 @@ impl OrthogonalPlan {
         };
         Ok(OrthogonalPlan {
             shape: shape.to_vec(),
-            chunks: chunks.to_vec(),
+            grid: grid.clone(),
             maps,
             out_shape,
             elements,
@@ -328,7 +372,7 @@ impl OrthogonalPlan {
             coords,
             parts,
             shape: &self.shape,
-            chunks: &self.chunks,
+            grid: &self.grid,
         }
     }
 }
@@ -337,9 +381,9 @@ impl ChunkTask<'_> {
     /// Whether the task selects every position of its chunk that lies inside the array, each
     /// once and in order (so a write need not read the old chunk).
     pub fn covers_chunk_in_array(&self) -> bool {
-        let (shape, chunks) = (self.shape, self.chunks);
         self.parts.iter().enumerate().all(|(d, part)| {
-            let in_array = chunks[d].min(shape[d] - self.coords[d] * chunks[d]);
+            let (axis, c) = (self.grid.axis(d), self.coords[d]);
+            let in_array = axis.len(c).min(self.shape[d] - axis.start(c));
             match *part {
                 DimPart::Range {
                     first: 0, step, n, ..
@@ -352,17 +396,26 @@ impl ChunkTask<'_> {
     /// Whether the task selects the whole chunk, in order, with no overhang.
     pub fn is_whole_chunk(&self) -> bool {
         self.covers_chunk_in_array()
-            && self
-                .parts
-                .iter()
-                .zip(self.chunks)
-                .all(|(p, &c)| matches!(*p, DimPart::Range { n, .. } if n == c))
+            && self.parts.iter().enumerate().all(|(d, p)| {
+                matches!(*p, DimPart::Range { n, .. } if n == self.grid.axis(d).len(self.coords[d]))
+            })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn regular(chunks: &[u64]) -> ChunkGrid {
+        ChunkGrid::regular(chunks)
+    }
+
+    /// A rectilinear grid of the `chunk_shapes` given.
+    fn rectilinear(shapes: serde_json::Value) -> ChunkGrid {
+        let config = json!({"kind": "inline", "chunk_shapes": shapes});
+        ChunkGrid::parse_v3("rectilinear", config.as_object()).unwrap()
+    }
 
     /// Out-of-bounds messages count in words that fit: one index, or several.
     #[test]
@@ -372,12 +425,12 @@ mod tests {
             count,
             step: 1,
         };
-        let one = OrthogonalPlan::new(&[3], &[2], &[range(5, 1)]).unwrap_err();
+        let one = OrthogonalPlan::new(&[3], &regular(&[2]), &[range(5, 1)]).unwrap_err();
         assert_eq!(
             one.to_string(),
             "out of bounds: dimension 0: index 5 exceeds length 3"
         );
-        let many = OrthogonalPlan::new(&[3], &[2], &[range(2, 2)]).unwrap_err();
+        let many = OrthogonalPlan::new(&[3], &regular(&[2]), &[range(2, 2)]).unwrap_err();
         assert!(
             many.to_string()
                 .contains("2 indices from 2 step 1 exceed length 3"),
@@ -387,8 +440,8 @@ mod tests {
 
     /// Every selected output position is produced by exactly one chunk part, and maps back to
     /// the array index the selection names.
-    fn check_plan(shape: &[u64], chunks: &[u64], sel: &[DimSelection]) {
-        let plan = OrthogonalPlan::new(shape, chunks, sel).unwrap();
+    fn check_plan(shape: &[u64], grid: &ChunkGrid, sel: &[DimSelection]) {
+        let plan = OrthogonalPlan::new(shape, grid, sel).unwrap();
         let indices: Vec<Vec<u64>> = sel
             .iter()
             .map(|s| match s {
@@ -407,8 +460,10 @@ mod tests {
                     continue;
                 }
                 task.parts[d].for_each(|pos, out| {
+                    let axis = grid.axis(d);
+                    assert!(pos < axis.len(task.coords[d]), "dim {d}");
                     assert_eq!(
-                        task.coords[d] * chunks[d] + pos,
+                        axis.start(task.coords[d]) + pos,
                         list[out as usize],
                         "dim {d}"
                     );
@@ -423,7 +478,7 @@ mod tests {
     fn ranges_and_lists_map_onto_chunks() {
         check_plan(
             &[100],
-            &[7],
+            &regular(&[7]),
             &[DimSelection::Range {
                 start: 3,
                 count: 30,
@@ -432,7 +487,7 @@ mod tests {
         );
         check_plan(
             &[100],
-            &[7],
+            &regular(&[7]),
             &[DimSelection::Range {
                 start: 5,
                 count: 10,
@@ -441,7 +496,7 @@ mod tests {
         );
         check_plan(
             &[100],
-            &[7],
+            &regular(&[7]),
             &[DimSelection::Range {
                 start: 0,
                 count: 100,
@@ -450,7 +505,7 @@ mod tests {
         );
         check_plan(
             &[100],
-            &[7],
+            &regular(&[7]),
             &[DimSelection::Range {
                 start: 99,
                 count: 1,
@@ -459,12 +514,12 @@ mod tests {
         );
         check_plan(
             &[100],
-            &[7],
+            &regular(&[7]),
             &[DimSelection::Indices(vec![50, 3, 3, 99, 0, 51])],
         );
         check_plan(
             &[10, 20, 30],
-            &[3, 7, 30],
+            &regular(&[3, 7, 30]),
             &[
                 DimSelection::Indices(vec![9, 0, 4]),
                 DimSelection::Range {
@@ -477,10 +532,53 @@ mod tests {
         );
     }
 
+    /// The same selections over chunks of unequal lengths, strided ranges skipping chunks.
+    #[test]
+    fn ranges_and_lists_map_onto_rectilinear_chunks() {
+        let grid = rectilinear(json!([[1, [3, 4], [7, 5], 2, 50], 7]));
+        for sel in [
+            DimSelection::Range {
+                start: 3,
+                count: 16,
+                step: 3,
+            },
+            DimSelection::Range {
+                start: 0,
+                count: 10,
+                step: 9,
+            },
+            DimSelection::Range {
+                start: 2,
+                count: 40,
+                step: 2,
+            },
+            DimSelection::range(0, 100),
+            DimSelection::range(12, 1),
+            DimSelection::Indices(vec![50, 3, 3, 99, 0, 51, 13]),
+        ] {
+            check_plan(&[100, 9], &grid, &[sel, DimSelection::range(2, 6)]);
+        }
+        let plan = OrthogonalPlan::new(
+            &[100],
+            &rectilinear(json!([[[1, 4], 96]])),
+            &[DimSelection::Range {
+                start: 0,
+                count: 5,
+                step: 2,
+            }],
+        )
+        .unwrap();
+        let coords: Vec<u64> = (0..plan.chunk_count())
+            .map(|i| plan.chunk(i).coords[0])
+            .collect();
+        assert_eq!(coords, vec![0, 2, 4]);
+    }
+
     #[test]
     fn refuses_bad_selections() {
-        let bad =
-            |sel: Vec<DimSelection>| OrthogonalPlan::new(&[10, 10], &[3, 3], &sel).unwrap_err();
+        let bad = |sel: Vec<DimSelection>| {
+            OrthogonalPlan::new(&[10, 10], &regular(&[3, 3]), &sel).unwrap_err()
+        };
         assert!(matches!(
             bad(vec![DimSelection::range(0, 1)]),
             Error::InvalidArgument(_)
@@ -532,7 +630,7 @@ mod tests {
         let huge = [u64::MAX, u64::MAX];
         let err = OrthogonalPlan::new(
             &huge,
-            &[1, 1],
+            &regular(&[1, 1]),
             &[DimSelection::range(0, u64::MAX), DimSelection::range(0, 2)],
         )
         .unwrap_err();
@@ -541,7 +639,7 @@ mod tests {
 
     #[test]
     fn tells_whole_and_edge_chunks() {
-        let (shape, chunks) = ([10u64], [4u64]);
+        let (shape, chunks) = ([10u64], regular(&[4]));
         let plan = OrthogonalPlan::new(&shape, &chunks, &[DimSelection::range(0, 10)]).unwrap();
         let tasks: Vec<ChunkTask> = (0..plan.chunk_count()).map(|i| plan.chunk(i)).collect();
         assert!(tasks[0].is_whole_chunk());
@@ -551,6 +649,14 @@ mod tests {
             .unwrap();
         assert!(!plan.chunk(0).covers_chunk_in_array());
         let plan = OrthogonalPlan::new(&shape, &chunks, &[DimSelection::range(1, 8)]).unwrap();
+        assert!(!plan.chunk(0).covers_chunk_in_array());
+        // Chunks of 3, 5 and 4 over 10 elements: the last reaches past the end.
+        let grid = rectilinear(json!([[3, 5, 4]]));
+        let plan = OrthogonalPlan::new(&shape, &grid, &[DimSelection::range(0, 10)]).unwrap();
+        let tasks: Vec<ChunkTask> = (0..plan.chunk_count()).map(|i| plan.chunk(i)).collect();
+        assert!(tasks[0].is_whole_chunk() && tasks[1].is_whole_chunk());
+        assert!(!tasks[2].is_whole_chunk() && tasks[2].covers_chunk_in_array());
+        let plan = OrthogonalPlan::new(&shape, &grid, &[DimSelection::range(3, 4)]).unwrap();
         assert!(!plan.chunk(0).covers_chunk_in_array());
     }
 }

@@ -1,6 +1,7 @@
 //! Point (coordinate) selections: a list of index tuples, grouped by the chunk holding each.
 
 use crate::error::{Error, Result};
+use crate::metadata::ChunkGrid;
 
 /// A list of points checked against an array and grouped by chunk.
 #[derive(Debug)]
@@ -28,7 +29,12 @@ pub struct PointGroup<'a> {
 impl PointPlan {
     /// Checks `npoints` points given by `coords` (`ndim` indices per point, point after
     /// point) against `shape`. In a 0-d array every point names the one element.
-    pub fn new(shape: &[u64], chunks: &[u64], npoints: usize, coords: &[u64]) -> Result<PointPlan> {
+    pub fn new(
+        shape: &[u64],
+        grid: &ChunkGrid,
+        npoints: usize,
+        coords: &[u64],
+    ) -> Result<PointPlan> {
         let ndim = shape.len();
         if npoints.checked_mul(ndim) != Some(coords.len()) {
             return Err(Error::InvalidArgument(format!(
@@ -47,8 +53,10 @@ impl PointPlan {
                     shape[d]
                 )));
             }
-            chunk_coords.push(index / chunks[d]);
-            in_chunk.push(index % chunks[d]);
+            let axis = grid.axis(d);
+            let c = axis.chunk_of(index);
+            chunk_coords.push(c);
+            in_chunk.push(index - axis.start(c));
         }
         let key = |i: usize| &chunk_coords[i * ndim..(i + 1) * ndim];
         let mut order: Vec<usize> = (0..npoints).collect();
@@ -112,7 +120,13 @@ mod tests {
 
     #[test]
     fn groups_points_by_chunk_keeping_input_order() {
-        let plan = PointPlan::new(&[10, 10], &[5, 5], 5, &[7, 7, 1, 2, 8, 9, 1, 2, 6, 0]).unwrap();
+        let plan = PointPlan::new(
+            &[10, 10],
+            &ChunkGrid::regular(&[5, 5]),
+            5,
+            &[7, 7, 1, 2, 8, 9, 1, 2, 6, 0],
+        )
+        .unwrap();
         assert_eq!(plan.len(), 5);
         assert_eq!(plan.chunk_count(), 3);
         let mut seen = Vec::new();
@@ -135,19 +149,34 @@ mod tests {
     #[test]
     fn refuses_bad_points() {
         assert!(matches!(
-            PointPlan::new(&[10, 10], &[5, 5], 2, &[1, 2, 3]),
+            PointPlan::new(&[10, 10], &ChunkGrid::regular(&[5, 5]), 2, &[1, 2, 3]),
             Err(Error::InvalidArgument(_))
         ));
         assert!(matches!(
-            PointPlan::new(&[10, 10], &[5, 5], 1, &[1, 10]),
+            PointPlan::new(&[10, 10], &ChunkGrid::regular(&[5, 5]), 1, &[1, 10]),
             Err(Error::OutOfBounds(_))
         ));
         assert!(matches!(
-            PointPlan::new(&[10], &[5], usize::MAX, &[]),
+            PointPlan::new(&[10], &ChunkGrid::regular(&[5]), usize::MAX, &[]),
             Err(Error::InvalidArgument(_))
         ));
-        let scalar = PointPlan::new(&[], &[], 3, &[]).unwrap();
+        let scalar = PointPlan::new(&[], &ChunkGrid::regular(&[]), 3, &[]).unwrap();
         assert_eq!((scalar.len(), scalar.chunk_count()), (3, 1));
-        assert!(PointPlan::new(&[10], &[5], 0, &[]).unwrap().is_empty());
+        assert!(PointPlan::new(&[10], &ChunkGrid::regular(&[5]), 0, &[])
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn groups_points_by_rectilinear_chunk() {
+        let config = serde_json::json!({"kind": "inline", "chunk_shapes": [[2, 6, 2]]});
+        let grid = ChunkGrid::parse_v3("rectilinear", config.as_object()).unwrap();
+        let plan = PointPlan::new(&[10], &grid, 4, &[9, 1, 2, 7]).unwrap();
+        let mut seen = Vec::new();
+        for g in 0..plan.chunk_count() {
+            let group = plan.group(g);
+            group.for_each(|p, pos| seen.push((group.coords[0], p, pos[0])));
+        }
+        assert_eq!(seen, vec![(0, 1, 1), (1, 2, 0), (1, 3, 5), (2, 0, 1)]);
     }
 }

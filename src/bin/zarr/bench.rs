@@ -105,7 +105,7 @@ fn read_whole(array: &Array, buffer: &mut Vec<u8>) -> Result<()> {
         return Ok(array.read_region(&[], &[], buffer)?);
     };
     let row_bytes = rest.iter().product::<u64>() * item;
-    let chunk_rows = array.metadata().chunks.first().copied().unwrap_or(1).max(1);
+    let chunk_rows = array.metadata().grid.axis(0).max_len();
     let block_rows = chunk_rows * (BLOCK_BYTES / (chunk_rows * row_bytes).max(1)).max(1);
     let mut start = vec![0; shape.len()];
     let mut count = shape.clone();

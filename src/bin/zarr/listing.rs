@@ -53,7 +53,7 @@ pub fn ls(node: &Node, json: bool) -> Result<String> {
             meta.dtype.numpy_str()
         ));
         listed.push(json!({"name": name, "kind": "array", "shape": meta.shape,
-                           "chunks": meta.chunks, "dtype": meta.dtype.to_json()}));
+                           "chunks": meta.grid.chunks_json(), "dtype": meta.dtype.to_json()}));
     }
     Ok(match json {
         true => serde_json::to_string_pretty(&listed)?,
