@@ -211,25 +211,26 @@ module zarr
       zarr_group_tree_json, zarr_group_tree_text_level, zarr_group_tree_json_level, &
       zarr_array_create, zarr_array_create_mode, zarr_array_open, zarr_array_view, &
       zarr_array_astype, zarr_array_close, zarr_array_ndim, zarr_array_shape, zarr_array_chunks, &
-      zarr_array_inner_chunks, zarr_array_zarr_format, zarr_array_dimension_names, &
-      zarr_array_fill_value, zarr_array_order, zarr_array_compressor_json, &
-      zarr_array_filters_json, zarr_array_metadata_json, zarr_array_attrs_get, &
-      zarr_array_attrs_set, zarr_array_attrs_update, zarr_array_attrs_delete, zarr_array_read, &
-      zarr_array_write, zarr_array_resize, zarr_array_append, zarr_array_append_vlen, &
-      zarr_array_read_strided, zarr_array_write_strided, zarr_array_read_orthogonal, &
-      zarr_array_write_orthogonal, zarr_array_read_points, zarr_array_write_points, &
-      zarr_array_read_mask, zarr_array_write_mask, zarr_array_block_box, &
-      zarr_array_selection_size, zarr_array_object_codec, zarr_array_vlen_size, &
-      zarr_array_read_vlen, zarr_array_write_vlen, zarr_array_read_vlen_selection, &
-      zarr_array_write_vlen_selection, zarr_array_dtype, zarr_array_check_dtype, &
-      zarr_array_dtype_string, zarr_array_time_unit, zarr_array_field_count, zarr_array_field, &
-      zarr_array_fields_json, zarr_array_read_fields, zarr_array_write_fields, &
-      zarr_array_read_fields_selection, zarr_array_write_fields_selection, zarr_utf32_to_utf8, &
-      zarr_utf8_to_utf32, zarr_codec_register, zarr_codec_unregister, zarr_store_node_kind, &
-      zarr_store_delete, zarr_store_move, zarr_store_set_fill_value, zarr_array_info_json, &
-      zarr_array_info_text, zarr_array_digest, zarr_array_hexdigest, zarr_store_copy, &
-      zarr_array_copy_to, zarr_store_copy_options, zarr_node_copy, zarr_set_num_threads, &
-      zarr_num_threads, zarr_array_set_write_empty_chunks, zarr_array_write_empty_chunks, &
+      zarr_array_grid_shape, zarr_array_inner_chunks, zarr_array_zarr_format, &
+      zarr_array_dimension_names, zarr_array_fill_value, zarr_array_order, &
+      zarr_array_compressor_json, zarr_array_filters_json, zarr_array_metadata_json, &
+      zarr_array_attrs_get, zarr_array_attrs_set, zarr_array_attrs_update, &
+      zarr_array_attrs_delete, zarr_array_read, zarr_array_write, zarr_array_resize, &
+      zarr_array_append, zarr_array_append_vlen, zarr_array_read_strided, &
+      zarr_array_write_strided, zarr_array_read_orthogonal, zarr_array_write_orthogonal, &
+      zarr_array_read_points, zarr_array_write_points, zarr_array_read_mask, &
+      zarr_array_write_mask, zarr_array_block_box, zarr_array_selection_size, &
+      zarr_array_object_codec, zarr_array_vlen_size, zarr_array_read_vlen, zarr_array_write_vlen, &
+      zarr_array_read_vlen_selection, zarr_array_write_vlen_selection, zarr_array_dtype, &
+      zarr_array_check_dtype, zarr_array_dtype_string, zarr_array_time_unit, &
+      zarr_array_field_count, zarr_array_field, zarr_array_fields_json, zarr_array_read_fields, &
+      zarr_array_write_fields, zarr_array_read_fields_selection, &
+      zarr_array_write_fields_selection, zarr_utf32_to_utf8, zarr_utf8_to_utf32, &
+      zarr_codec_register, zarr_codec_unregister, zarr_store_node_kind, zarr_store_delete, &
+      zarr_store_move, zarr_store_set_fill_value, zarr_array_info_json, zarr_array_info_text, &
+      zarr_array_digest, zarr_array_hexdigest, zarr_store_copy, zarr_array_copy_to, &
+      zarr_store_copy_options, zarr_node_copy, zarr_set_num_threads, zarr_num_threads, &
+      zarr_array_set_write_empty_chunks, zarr_array_write_empty_chunks, &
       zarr_array_set_chunk_cache, zarr_array_chunk_cache_stats
 
   !> Closes a store, group or array handle (a closed or never opened one is a no-op).
@@ -768,6 +769,13 @@ module zarr
       integer(c_int64_t), intent(out), optional :: out_chunks(*)
       integer(c_int32_t) :: zarr_array_chunks
     end function zarr_array_chunks
+    function zarr_array_grid_shape(array, ndim, out_grid) bind(c, name="zarr_array_grid_shape")
+      import :: c_int32_t, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out), optional :: out_grid(*)
+      integer(c_int32_t) :: zarr_array_grid_shape
+    end function zarr_array_grid_shape
     function zarr_array_inner_chunks(array, ndim, out_chunks) bind(c, &
         name="zarr_array_inner_chunks")
       import :: c_int32_t, c_int64_t, c_ptr, c_size_t

@@ -65,7 +65,7 @@ RENAMED = {
 # function that also takes a count (`ndim`, `n...`) must be listed in one of the two tables.
 ARRAY_OUTPUTS = {
     ("zarr_array_shape", "out_shape"), ("zarr_array_chunks", "out_chunks"),
-    ("zarr_array_inner_chunks", "out_chunks"),
+    ("zarr_array_inner_chunks", "out_chunks"), ("zarr_array_grid_shape", "out_grid"),
     ("zarr_array_block_box", "out_start"), ("zarr_array_block_box", "out_count"),
 }
 SCALAR_OUTPUTS = {

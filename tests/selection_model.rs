@@ -116,22 +116,30 @@ fn dense_strides(out_shape: &[u64]) -> Vec<u64> {
 
 /// A v3 document of the same array with a rectilinear chunk grid: per dimension one length
 /// repeated, or a list of lengths (runs among them) reaching the shape or past it; `order` F
-/// as a transpose, and sometimes a compressor.
+/// as a transpose, and sometimes a compressor. A third are sharded: the lengths are then
+/// multiples of the inner chunks'.
 fn rectilinear_document(
     rng: &mut Rng,
     shape: &[u64],
     dtype: &str,
     order: &str,
 ) -> serde_json::Value {
+    let sharded = rng.below(3) == 0;
+    let inner: Vec<u64> = shape
+        .iter()
+        .map(|_| if sharded { 1 + rng.below(3) } else { 1 })
+        .collect();
     let chunk_shapes: Vec<serde_json::Value> = shape
         .iter()
-        .map(|&n| {
+        .zip(&inner)
+        .map(|(&n, &unit)| {
             if rng.below(4) == 0 {
-                return json!(1 + rng.below(6));
+                return json!(unit * (1 + rng.below(6 / unit)));
             }
             let (mut items, mut sum) = (Vec::new(), 0);
             while sum < n + rng.below(2) * 3 {
-                let (len, repeat) = (1 + rng.below(5), 1 + rng.below(2) * rng.below(3));
+                let len = unit * (1 + rng.below(5 / unit + 1));
+                let repeat = 1 + rng.below(2) * rng.below(3);
                 items.push(match repeat {
                     1 => json!(len),
                     _ => json!([len, repeat]),
@@ -158,6 +166,13 @@ fn rectilinear_document(
     codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
     if rng.below(2) == 0 {
         codecs.push(json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}}));
+    }
+    if sharded {
+        let location = ["start", "end"][rng.below(2) as usize];
+        codecs = vec![json!({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": inner, "codecs": codecs,
+            "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+            "index_location": location}})];
     }
     json!({"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": name,
         "chunk_grid": {"name": "rectilinear", "configuration":

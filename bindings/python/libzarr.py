@@ -140,6 +140,7 @@ for _name in ("zarr_store_copy_options", "zarr_node_copy"):
                           C.POINTER(CopyCounts)]
 # Zarr v3 (zarr.json): the inner chunks of sharded arrays, dimension names, the format of a node
 _SIGNATURES["zarr_array_inner_chunks"] = [_h, _sz, _u64p]
+_SIGNATURES["zarr_array_grid_shape"] = [_h, _sz, _u64p]
 _SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
 _SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
@@ -720,6 +721,11 @@ class Array(_Handle, _Attrs):
     @property
     def chunks(self):
         return self._dims("zarr_array_chunks")
+
+    @property
+    def grid_shape(self):
+        """zarr_array_grid_shape: chunks (shards) per dimension, for regular and rectilinear grids."""
+        return self._dims("zarr_array_grid_shape")
 
     @property
     def inner_chunks(self):

@@ -2,6 +2,7 @@
 //! pipeline that encodes them. The chunks of a regular grid share one form; a rectilinear
 //! grid's chunks have one per shape, built when a chunk of that shape is first touched.
 
+use super::shard_io::ShardLayout;
 use crate::codec::{ChunkCodecs, CodecPipeline};
 use crate::dtype::v3::ObjectKind;
 use crate::dtype::DataType;
@@ -70,10 +71,12 @@ struct Recipe {
     layout: Vec<usize>,
 }
 
-/// The forms of an array's chunks, by the grid the engine works in.
+/// The forms of an array's chunks, by the grid the engine works in, and for a sharded array
+/// how its shards hold them.
 #[derive(Debug)]
 pub(super) struct ChunkForms {
     grid: ChunkGrid,
+    sharding: Option<ShardLayout>,
     /// The one form of a regular grid.
     regular: Option<Arc<ChunkForm>>,
     /// For a grid of unequal chunks: how to build a form, and those built.
@@ -84,10 +87,12 @@ pub(super) struct ChunkForms {
 }
 
 impl ChunkForms {
-    /// The one form of the chunks of a regular `grid`.
-    pub fn regular(grid: ChunkGrid, form: ChunkForm) -> ChunkForms {
+    /// The one form of the chunks of a regular `grid`, which for a sharded array are the
+    /// innermost chunks of the shards `sharding` lays out.
+    pub fn regular(grid: ChunkGrid, form: ChunkForm, sharding: Option<ShardLayout>) -> ChunkForms {
         ChunkForms {
             grid,
+            sharding,
             max_nbytes: form.nbytes,
             regular: Some(Arc::new(form)),
             recipe: None,
@@ -107,6 +112,7 @@ impl ChunkForms {
         let mut forms = ChunkForms {
             max_nbytes: 0,
             grid,
+            sharding: None,
             regular: None,
             recipe: Some(Recipe {
                 codecs: codecs.to_vec(),
@@ -120,16 +126,36 @@ impl ChunkForms {
         Ok(forms)
     }
 
-    /// The same forms on `grid`, a lengthened version of this one (its chunks keep their
-    /// shapes).
-    pub fn with_grid(&self, grid: ChunkGrid) -> ChunkForms {
+    /// The same forms for the array's grid lengthened to `array_grid` (its chunks keep their
+    /// shapes): the grid of the chunks, or of a sharded array's shards.
+    pub fn with_array_grid(&self, array_grid: ChunkGrid) -> ChunkForms {
+        let (grid, sharding) = match &self.sharding {
+            Some(layout) => (self.grid.clone(), Some(layout.with_grid(array_grid))),
+            None => (array_grid, None),
+        };
         ChunkForms {
             grid,
+            sharding,
             regular: self.regular.clone(),
             recipe: self.recipe.clone(),
             built: Mutex::new(self.built.lock().unwrap_or_else(|p| p.into_inner()).clone()),
             max_nbytes: self.max_nbytes,
         }
+    }
+
+    /// The array's grid: of its chunks, or of a sharded array's shards.
+    pub fn array_grid(&self) -> &ChunkGrid {
+        self.sharding.as_ref().map_or(&self.grid, ShardLayout::grid)
+    }
+
+    /// How a sharded array's shards hold its chunks.
+    pub fn shard_layout(&self) -> &ShardLayout {
+        self.sharding.as_ref().expect("a sharded array")
+    }
+
+    /// The layout of a sharded array's shards (`None` for an array without sharding).
+    pub fn sharding(&self) -> Option<&ShardLayout> {
+        self.sharding.as_ref()
     }
 
     /// The grid of the chunks the engine works in.

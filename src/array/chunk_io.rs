@@ -89,7 +89,7 @@ impl std::fmt::Display for ChunkName<'_> {
 impl Array {
     /// What messages call the chunk at `coords` of the chunk grid the engine works in.
     pub(super) fn chunk_name<'a>(&self, coords: &'a [u64]) -> ChunkName<'a> {
-        match &self.sharding {
+        match self.forms().sharding() {
             Some(s) => ChunkName::Inner(self.chunk_key(&s.shard_of(coords)), coords),
             None => ChunkName::Key(Cow::Owned(self.chunk_key(coords))),
         }

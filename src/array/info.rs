@@ -72,7 +72,7 @@ impl Array {
             }
             FormatMetadata::V3 { document, .. } => {
                 info["data_type"] = document.get("data_type").unwrap_or_default();
-                if self.sharding.is_some() {
+                if self.sharded {
                     info["inner_chunks"] = json!(self.inner_chunks());
                 }
                 info["codecs"] = document.get("codecs").unwrap_or_default();

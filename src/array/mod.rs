@@ -52,8 +52,8 @@ pub struct Array {
     /// the inner chunks of its shards) and the form of each chunk. A resize that lengthens a
     /// rectilinear grid replaces it before the shape, so the grid read after the shape covers it.
     forms: RwLock<Arc<ChunkForms>>,
-    /// How shards hold inner chunks, for sharded arrays.
-    sharding: Option<shard_io::ShardLayout>,
+    /// Whether the array is sharded (`forms` then says how its shards hold its chunks).
+    sharded: bool,
     /// One element of the fill value in native byte order (zeros for a `null` fill value).
     fill_native: Vec<u8>,
     /// The same element in the stored byte order.
@@ -240,29 +240,27 @@ impl Array {
                 ChunkCodecs::v3(codecs, &metadata.dtype, *object, &first_shape)?
             }
         };
-        if codecs.sharding.is_some() && grid_chunks.is_none() {
-            return Err(Error::Unsupported(
-                "sharding_indexed in a rectilinear chunk grid of chunks of unequal lengths".into(),
-            ));
-        }
         if let Some(order) = codecs.byte_order {
             metadata.dtype = metadata.dtype.with_byte_order(order);
         }
         codecs
             .check_fill_through_sharding(&metadata.fill_value.bytes_or_zero(metadata.dtype.size))?;
-        let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &first_shape)?;
+        let (codecs, sharding) = shard_io::ShardLayout::split(codecs, &metadata.grid)?;
         let item_size = metadata.dtype.size;
-        let forms = match (&sharding, &metadata.format, grid_chunks) {
+        let sharded = sharding.is_some();
+        let forms = match (sharding, &metadata.format, grid_chunks) {
             (Some(s), ..) => {
                 let shape = s.chunk_shape().to_vec();
                 ChunkForms::regular(
                     metadata::ChunkGrid::regular(&shape),
                     ChunkForm::new(shape, item_size, &codecs.layout, codecs.pipeline)?,
+                    Some(s),
                 )
             }
             (None, _, Some(shape)) => ChunkForms::regular(
                 metadata.grid.clone(),
                 ChunkForm::new(shape, item_size, &codecs.layout, codecs.pipeline)?,
+                None,
             ),
             (
                 None,
@@ -293,7 +291,7 @@ impl Array {
             metadata,
             layout: codecs.layout,
             forms: RwLock::new(Arc::new(forms)),
-            sharding,
+            sharded,
             fill_native,
             fill_stored,
             element: ElementCopy::whole(item_size, swap),
@@ -415,10 +413,7 @@ impl Array {
     /// The array's chunk grid now (a resize lengthens a rectilinear one): for a sharded array,
     /// the grid of its shards.
     pub fn chunk_grid(&self) -> metadata::ChunkGrid {
-        match &self.sharding {
-            Some(_) => self.metadata.grid.clone(),
-            None => self.forms().grid().clone(),
-        }
+        self.forms().array_grid().clone()
     }
 
     /// The grid and forms of the chunks the engine works in (read after [`Array::shape`], it

@@ -241,7 +241,7 @@ impl Array {
             advise_huge_pages(out);
         }
         let out = SharedBuffer::new(out);
-        if self.sharding.is_some() {
+        if self.sharded {
             return self.read_sharded(&plan, &layout, out, how, &fill);
         }
         if self.store.capabilities().batched && !self.caches_chunks() {
@@ -319,7 +319,7 @@ impl Array {
             false,
         )
         .map_err(|e| self.named(e))?;
-        if self.sharding.is_some() {
+        if self.sharded {
             return self.write_sharded(&plan, &layout, data, how);
         }
         if self.store.capabilities().batched && !self.caches_chunks() {

@@ -35,7 +35,7 @@ impl Array {
         self.check_point_buffer(plan, how.dst_size, out.len())?;
         let fill = self.converted_fill(how);
         let out = SharedBuffer::new(out);
-        if self.sharding.is_some() {
+        if self.sharded {
             let chunks = (0..plan.chunk_count())
                 .map(|i| (i, plan.group(i).coords.to_vec()))
                 .collect();
@@ -96,7 +96,7 @@ impl Array {
     ) -> Result<()> {
         self.check_writable()?;
         self.check_point_buffer(plan, how.src_size, data.len())?;
-        if self.sharding.is_some() {
+        if self.sharded {
             let chunks = (0..plan.chunk_count())
                 .map(|i| (i, plan.group(i).coords.to_vec()))
                 .collect();

@@ -49,9 +49,12 @@ impl Array {
         let vanished = || Error::NotFound(format!("{key:?} vanished"));
         let stored =
             hierarchy::read_array_metadata(&self.store, &self.path)?.ok_or_else(vanished)?;
-        let old_grid = self.chunk_grid();
-        // A rectilinear grid whose listed chunks fall short of the new shape gains a chunk.
-        let grid = old_grid.resized(new_shape);
+        let forms = self.forms();
+        let old_grid = forms.array_grid().clone();
+        // A rectilinear grid whose listed chunks fall short of the new shape gains a chunk (a
+        // whole number of a sharded array's inner chunks).
+        let unit = forms.sharding().map(|s| s.shard_unit());
+        let grid = old_grid.resized(new_shape, unit);
         let new_grid = grid.grid_shape(new_shape);
         // Only a dimension that shrinks leaves chunks, or parts of them, outside: a grow (every
         // append) needs no listing of the stored chunks.
@@ -72,7 +75,7 @@ impl Array {
                 .par_iter()
                 .try_for_each(|coords| self.erase_chunk(&self.chunk_key(coords)))
         })?;
-        if self.sharding.is_some() {
+        if self.sharded {
             // The cache holds inner chunks, which erasing their shards did not invalidate.
             self.clear_chunk_cache();
         }
@@ -96,7 +99,7 @@ impl Array {
         };
         if written.is_ok() || stored_now().as_deref() == Some(new_shape) {
             if grid != old_grid {
-                let forms = self.forms().with_grid(grid);
+                let forms = self.forms().with_array_grid(grid);
                 *self
                     .forms
                     .write()

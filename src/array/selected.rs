@@ -120,7 +120,7 @@ impl Array {
         selected: &SelectedChunks,
         f: impl Fn(u64, Option<&[u8]>) -> Result<()> + Sync,
     ) -> Result<()> {
-        if self.sharding.is_some() {
+        if self.sharded {
             return self.read_stored_chunks(selected.chunk_refs(), &|i, _, raw| f(i as u64, raw));
         }
         parallel::run_call(selected.chunk_count(), |i| {
@@ -137,7 +137,7 @@ impl Array {
         covers: impl Fn(u64) -> bool + Sync,
         f: impl Fn(u64, Option<&[u8]>) -> Result<Option<Vec<u8>>> + Sync,
     ) -> Result<()> {
-        if self.sharding.is_some() {
+        if self.sharded {
             return self.update_stored_chunks(
                 selected.chunk_refs(),
                 &|i| covers(i as u64),

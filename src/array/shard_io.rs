@@ -22,6 +22,7 @@ use super::shard_index_cache::ShardIndex;
 use super::Array;
 use crate::codec::{ChunkCodecs, CodecPipeline, ShardIndexCodecs};
 use crate::error::{try_alloc_zeroed, Error, Result};
+use crate::metadata::ChunkGrid;
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
 use crate::store::{read_again_if_changed, ValueReader};
@@ -69,13 +70,18 @@ struct ShardLevel {
 }
 
 /// How a sharded array's shards hold its chunks: the outermost level first.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct ShardLayout {
-    levels: Vec<ShardLevel>,
-    /// Innermost chunks per (outermost) shard along each dimension.
-    pub per_shard: Vec<u64>,
-    /// Innermost chunks per shard.
+    levels: Arc<[ShardLevel]>,
+    /// Innermost chunks per (outermost) shard along each dimension (of the largest shard, in
+    /// a rectilinear grid of shards of unequal lengths).
+    per_shard: Vec<u64>,
+    /// Innermost chunks per shard (of the largest).
     chunks_per_shard: u64,
+    /// The array's grid of (outermost) shards.
+    grid: ChunkGrid,
+    /// The innermost chunk shape.
+    innermost: Vec<u64>,
 }
 
 /// How many shards a read opens together (on a remote store: their first requests in flight
@@ -151,13 +157,17 @@ impl Region<'_> {
 
 impl ShardLayout {
     /// Splits an array's codecs into those of the chunks the engine works in and, for a
-    /// sharded array, the layout of its shards (whose shape is `grid_chunks`).
+    /// sharded array, the layout of its shards (on `grid`, whose every shard length the
+    /// outermost inner chunks must divide).
     pub fn split(
         mut codecs: ChunkCodecs,
-        grid_chunks: &[u64],
+        grid: &ChunkGrid,
     ) -> Result<(ChunkCodecs, Option<ShardLayout>)> {
-        let mut levels = Vec::new();
-        let mut shard_shape = grid_chunks.to_vec();
+        let grid_chunks = grid
+            .regular_shape()
+            .map_or_else(|| grid.max_chunk_shape(), <[u64]>::to_vec);
+        let mut levels: Vec<ShardLevel> = Vec::new();
+        let mut shard_shape = grid_chunks.clone();
         while let Some(sharding) = codecs.sharding.take() {
             let sharding = *sharding;
             let per_shard: Vec<u64> = shard_shape
@@ -185,8 +195,17 @@ impl ShardLayout {
             shard_shape = sharding.chunk_shape;
             codecs = sharding.inner;
         }
-        if levels.is_empty() {
+        let Some(top) = levels.first() else {
             return Ok((codecs, None));
+        };
+        for d in 0..grid.ndim() {
+            let sub = top.sub_chunk[d];
+            if let Some(len) = grid.axis(d).lengths().find(|len| len % sub != 0) {
+                return Err(Error::InvalidMetadata(format!(
+                    "the inner chunk shape {:?} does not divide the shard length {len} of dimension {d}",
+                    top.sub_chunk
+                )));
+            }
         }
         for level in &mut levels {
             level.innermost_per_sub = level
@@ -206,11 +225,36 @@ impl ShardLayout {
         Ok((
             codecs,
             Some(ShardLayout {
-                levels,
+                levels: levels.into(),
                 per_shard,
                 chunks_per_shard,
+                grid: grid.clone(),
+                innermost: shard_shape,
             }),
         ))
+    }
+
+    /// The same layout on `grid`, a lengthened version of this one's grid.
+    pub fn with_grid(&self, grid: ChunkGrid) -> ShardLayout {
+        ShardLayout {
+            grid,
+            ..self.clone()
+        }
+    }
+
+    /// The array's grid of shards.
+    pub fn grid(&self) -> &ChunkGrid {
+        &self.grid
+    }
+
+    /// The shape shard lengths must be multiples of: the outermost level's inner chunks.
+    pub fn shard_unit(&self) -> &[u64] {
+        &self.levels[0].sub_chunk
+    }
+
+    /// Whether the shards differ in length along some dimension.
+    fn unequal(&self) -> bool {
+        self.grid.regular_shape().is_none()
     }
 
     /// The shape of the innermost chunks, those the engine works in.
@@ -220,6 +264,11 @@ impl ShardLayout {
 
     /// The outermost shard holding the innermost chunk at `coords`.
     pub fn shard_of(&self, coords: &[u64]) -> Vec<u64> {
+        if self.unequal() {
+            return (0..coords.len())
+                .map(|d| self.grid.axis(d).chunk_of(coords[d] * self.innermost[d]))
+                .collect();
+        }
         coords
             .iter()
             .zip(&self.per_shard)
@@ -227,10 +276,42 @@ impl ShardLayout {
             .collect()
     }
 
+    /// Innermost chunks in the (outermost) shard at `shard`.
+    fn chunks_in(&self, shard: &[u64]) -> u64 {
+        if !self.unequal() {
+            return self.chunks_per_shard;
+        }
+        (0..shard.len())
+            .map(|d| self.grid.axis(d).len(shard[d]) / self.innermost[d])
+            .product()
+    }
+
+    /// Sub-chunks in the shard of `level` holding the innermost chunk at `coords` (the
+    /// entries of its index).
+    fn count(&self, level: usize, coords: &[u64]) -> usize {
+        let l = &self.levels[level];
+        if level > 0 || !self.unequal() {
+            return l.count;
+        }
+        let shard = self.shard_of(coords);
+        (0..shard.len())
+            .map(|d| self.grid.axis(d).len(shard[d]) / l.sub_chunk[d])
+            .product::<u64>() as usize
+    }
+
     /// The place in the index of a shard of `level` of the sub-chunk holding the innermost
     /// chunk at `coords`.
     fn position(&self, level: usize, coords: &[u64]) -> usize {
         let l = &self.levels[level];
+        if level == 0 && self.unequal() {
+            let shard = self.shard_of(coords);
+            return l.order.iter().fold(0u64, |acc, &d| {
+                let axis = self.grid.axis(d);
+                let n = axis.len(shard[d]) / l.sub_chunk[d];
+                let local = coords[d] - axis.start(shard[d]) / self.innermost[d];
+                acc * n + local / l.innermost_per_sub[d]
+            }) as usize;
+        }
         l.order.iter().fold(0u64, |acc, &d| {
             let n = l.per_shard[d];
             acc * n + (coords[d] / l.innermost_per_sub[d]) % n
@@ -265,13 +346,14 @@ fn product(dims: &[u64]) -> Option<u64> {
 }
 
 impl ShardLevel {
-    fn index_len(&self) -> usize {
-        self.index.len(self.count)
+    /// Bytes of the index of a shard of `count` sub-chunks.
+    fn index_len(&self, count: usize) -> usize {
+        self.index.len(count)
     }
 
-    /// Reads and checks the index of the shard in `region`.
-    fn read_index(&self, region: Region, name: &str) -> Result<ShardIndex> {
-        let (len, index_len) = (region.len(), self.index_len() as u64);
+    /// Reads and checks the index of the shard of `count` sub-chunks in `region`.
+    fn read_index(&self, region: Region, name: &str, count: usize) -> Result<ShardIndex> {
+        let (len, index_len) = (region.len(), self.index_len(count) as u64);
         if len < index_len {
             return Err(Error::CorruptChunk(format!(
                 "{name} has {len} bytes, less than its {index_len}-byte index"
@@ -279,13 +361,14 @@ impl ShardLevel {
         }
         let at = if self.at_start { 0 } else { len - index_len };
         region.with_bytes(at, index_len, name, |bytes| {
-            self.decode_index(bytes, len, name)
+            self.decode_index(bytes, len, name, count)
         })
     }
 
-    /// Decodes and checks the index of the shard `name` of `len` bytes: its checksum, every
-    /// entry inside the shard and outside the index, no two entries overlapping.
-    fn decode_index(&self, bytes: &[u8], len: u64, name: &str) -> Result<ShardIndex> {
+    /// Decodes and checks the index of the shard `name` of `len` bytes and `count`
+    /// sub-chunks: its checksum, every entry inside the shard and outside the index, no two
+    /// entries overlapping.
+    fn decode_index(&self, bytes: &[u8], len: u64, name: &str, count: usize) -> Result<ShardIndex> {
         let corrupt = |why: String| Error::CorruptChunk(format!("{name}: {why}"));
         let body = self
             .index
@@ -299,12 +382,13 @@ impl ShardLevel {
                 u64::from_le_bytes(b)
             }
         };
+        let index_len = self.index_len(count) as u64;
         let index_range = if self.at_start {
-            0..self.index_len() as u64
+            0..index_len
         } else {
-            len - self.index_len() as u64..len
+            len - index_len..len
         };
-        let mut index = Vec::with_capacity(self.count);
+        let mut index = Vec::with_capacity(count);
         let mut used: Vec<(u64, u64)> = Vec::new();
         for (i, entry) in body.chunks_exact(16).enumerate() {
             let (offset, n) = (word(&entry[..8]), word(&entry[8..]));
@@ -340,9 +424,10 @@ impl ShardLevel {
     /// and encodes it with the codecs of the whole shard.
     fn assemble(&self, chunks: &[Option<Cow<[u8]>>], name: &str) -> Result<Vec<u8>> {
         let data: usize = chunks.iter().flatten().map(|c| c.len()).sum();
-        let mut out = Vec::with_capacity(data + self.index_len());
-        let mut index = Vec::with_capacity(self.index_len());
-        let base = if self.at_start { self.index_len() } else { 0 } as u64;
+        let index_len = self.index_len(chunks.len());
+        let mut out = Vec::with_capacity(data + index_len);
+        let mut index = Vec::with_capacity(index_len);
+        let base = if self.at_start { index_len } else { 0 } as u64;
         for chunk in chunks {
             let (offset, n) = match chunk {
                 Some(c) => {
@@ -387,14 +472,11 @@ impl ShardLevel {
 }
 
 impl Array {
-    fn shard_layout(&self) -> &ShardLayout {
-        self.sharding.as_ref().expect("a sharded array")
-    }
-
     /// Runs `f(id, stored bytes)` for each of `chunks` (`None`: never written); shards and the
     /// chunks of each in parallel, each shard opened once.
     pub(super) fn read_stored_chunks(&self, chunks: Vec<ChunkRef>, f: ReadChunk) -> Result<()> {
-        let layout = self.shard_layout();
+        let forms = self.forms();
+        let layout = forms.shard_layout();
         let single = chunks.len() == 1;
         let mut shards = layout.by_shard(chunks);
         let top = &layout.levels[0];
@@ -404,7 +486,7 @@ impl Array {
             let whole: Vec<_>;
             (whole, shards) = shards
                 .into_iter()
-                .partition(|(_, chunks)| chunks.len() as u64 == layout.chunks_per_shard);
+                .partition(|(shard, chunks)| chunks.len() as u64 == layout.chunks_in(shard));
             let keys: Vec<String> = whole
                 .iter()
                 .map(|(shard, _)| self.chunk_key(shard))
@@ -417,10 +499,11 @@ impl Array {
                     };
                     let name = format!("shard {:?}", keys[i]);
                     match top.whole.is_identity() {
-                        true => self.read_level(0, Region::Memory(raw), &name, chunks, f),
+                        true => self.read_level(layout, 0, Region::Memory(raw), &name, chunks, f),
                         false => {
                             let decoded = top.decode_whole(raw, &name)?;
-                            self.read_level(0, Region::Memory(&decoded), &name, chunks, f)
+                            let region = Region::Memory(&decoded);
+                            self.read_level(layout, 0, region, &name, chunks, f)
                         }
                     }
                 })?;
@@ -428,19 +511,25 @@ impl Array {
         // The first request for a shard fetches its index at the end (with the value's length)
         // and, on a remote store, the parts the chunks read need, for a batch of shards at
         // once; the shards are then read in parallel.
-        let simple = !top.at_start && top.whole.is_identity();
-        let tail = if simple { top.index_len() as u64 } else { 0 };
+        // (Shards of unequal lengths have indexes of unequal lengths: opened plainly.)
+        let simple = !top.at_start && top.whole.is_identity() && !layout.unequal();
+        let tail = if simple {
+            top.index_len(top.count) as u64
+        } else {
+            0
+        };
         for batch in shards.chunks(OPEN_BATCH) {
             let keys: Vec<String> = batch
                 .iter()
                 .map(|(shard, _)| self.chunk_key(shard))
                 .collect();
             let parts = |i: usize, tail: &[u8], len: u64| -> Vec<(u64, u64)> {
-                let Some(at) = tail.len().checked_sub(top.index_len()).filter(|_| simple) else {
+                let at = tail.len().checked_sub(top.index_len(top.count));
+                let Some(at) = at.filter(|_| simple) else {
                     return Vec::new();
                 };
                 // A bad index is reported when the shard is read.
-                let Ok(index) = top.decode_index(&tail[at..], len, &keys[i]) else {
+                let Ok(index) = top.decode_index(&tail[at..], len, &keys[i], top.count) else {
                     return Vec::new();
                 };
                 let chunks = &batch[i].1;
@@ -464,13 +553,13 @@ impl Array {
                         base: 0,
                         len,
                     };
-                    return self.read_level(0, region, &name, chunks, f);
+                    return self.read_level(layout, 0, region, &name, chunks, f);
                 }
                 let raw = with_stored_buffer(len as usize, &name, |buf| {
                     reader.read_exact_at(0, buf).map_err(|e| e.context(&name))?;
                     top.decode_whole(buf, &name)
                 })?;
-                self.read_level(0, Region::Memory(&raw), &name, chunks, f)
+                self.read_level(layout, 0, Region::Memory(&raw), &name, chunks, f)
             };
             // A shard replaced while it was read is opened and read again.
             let read_shard = |i: &usize| -> Result<()> {
@@ -486,16 +575,20 @@ impl Array {
         Ok(())
     }
 
-    /// The index of the shard of `level` in `region` (`name`: the shard's, one per key); at
-    /// the top level of a stored value whose version the store can tell, from the handle's
-    /// shard index cache when that version's index was read before.
-    fn index_of(&self, level: usize, region: Region, name: &str) -> Result<Arc<ShardIndex>> {
-        let read = || {
-            let index = self.shard_layout().levels[level].read_index(region, name)?;
-            Ok(Arc::new(index))
-        };
+    /// The index of the shard of `level` and `count` sub-chunks in `region` (`name`: the
+    /// shard's, one per key); at the top level of a stored value whose version the store can
+    /// tell, from the handle's shard index cache when that version's index was read before.
+    fn index_of(
+        &self,
+        level: &ShardLevel,
+        top: bool,
+        count: usize,
+        region: Region,
+        name: &str,
+    ) -> Result<Arc<ShardIndex>> {
+        let read = || Ok(Arc::new(level.read_index(region, name, count)?));
         let version = match region {
-            Region::Stored { value, .. } if level == 0 => value.version(),
+            Region::Stored { value, .. } if top => value.version(),
             _ => None,
         };
         let Some(version) = version else {
@@ -509,17 +602,20 @@ impl Array {
         Ok(index)
     }
 
-    /// Reads the chunks under the shard of `level` in `region`.
+    /// Reads the chunks under the shard of `level` in `region` (of `layout`).
     fn read_level(
         &self,
+        layout: &ShardLayout,
         level: usize,
         region: Region,
         name: &str,
         chunks: &[ChunkRef],
         f: ReadChunk,
     ) -> Result<()> {
-        let layout = self.shard_layout();
-        let index = self.index_of(level, region, name)?;
+        let count = chunks
+            .first()
+            .map_or(layout.levels[level].count, |(_, c)| layout.count(level, c));
+        let index = self.index_of(&layout.levels[level], level == 0, count, region, name)?;
         let Some(next) = layout.levels.get(level + 1) else {
             let wanted = chunks
                 .iter()
@@ -545,11 +641,11 @@ impl Array {
             };
             let name = format!("{name} inner shard {pos}");
             if next.whole.is_identity() {
-                return self.read_level(level + 1, region.sub(offset, n), &name, run, f);
+                return self.read_level(layout, level + 1, region.sub(offset, n), &name, run, f);
             }
             let decoded =
                 region.with_bytes(offset, n, &name, |raw| next.decode_whole(raw, &name))?;
-            self.read_level(level + 1, Region::Memory(&decoded), &name, run, f)
+            self.read_level(layout, level + 1, Region::Memory(&decoded), &name, run, f)
         })
     }
 
@@ -566,7 +662,8 @@ impl Array {
         covers: &(dyn Fn(usize) -> bool + Sync),
         f: UpdateChunk,
     ) -> Result<()> {
-        let layout = self.shard_layout();
+        let forms = self.forms();
+        let layout = forms.shard_layout();
         let single = chunks.len() == 1;
         let shards = layout.by_shard(chunks);
         // The new shard holding `chunks`, whose old stored bytes are `old`, with the chunks
@@ -579,19 +676,21 @@ impl Array {
                 }
                 other => other.map(Cow::Borrowed),
             };
-            self.rebuild(0, old.as_deref(), name, chunks, &f)
+            self.rebuild(layout, 0, old.as_deref(), name, chunks, &f)
         };
         let invalidate = |chunks: &[ChunkRef]| {
             for (_, coords) in chunks {
                 self.chunk_cache.invalidate(&self.cache_key(coords));
             }
         };
-        let whole = |chunks: &[ChunkRef]| {
-            chunks.len() as u64 == layout.chunks_per_shard
+        let whole = |shard: &[u64], chunks: &[ChunkRef]| {
+            chunks.len() as u64 == layout.chunks_in(shard)
                 && chunks.iter().all(|(id, _)| covers(*id))
         };
         let (sent, updated): (Vec<_>, Vec<_>) = match self.store.capabilities().batched {
-            true => shards.into_iter().partition(|(_, chunks)| whole(chunks)),
+            true => shards
+                .into_iter()
+                .partition(|(shard, chunks)| whole(shard, chunks)),
             false => (Vec::new(), shards),
         };
         let result = self.store.set_many(sent.len(), &|i| {
@@ -608,7 +707,7 @@ impl Array {
             let name = format!("shard {key:?}");
             // Encoded before the shard's lock is taken: under it, work stays on this thread.
             let ready = Encoded::new(chunks, covers, f)?;
-            let result = match whole(chunks) {
+            let result = match whole(shard, chunks) {
                 true => new_shard(&name, chunks, &ready, None).and_then(|new| {
                     let _lock = self.store.lock_chunk(&key)?;
                     match new {
@@ -629,25 +728,28 @@ impl Array {
         run_unless_single(single, || for_each(&updated, write_shard))
     }
 
-    /// The new encoded shard of `level` whose old decoded bytes are `old`, with `chunks`
-    /// replaced by what `f` makes of them; `None` when it holds no chunk.
+    /// The new encoded shard of `level` (of `layout`) whose old decoded bytes are `old`,
+    /// with `chunks` replaced by what `f` makes of them; `None` when it holds no chunk.
     fn rebuild(
         &self,
+        layout: &ShardLayout,
         level: usize,
         old: Option<&[u8]>,
         name: &str,
         chunks: &[ChunkRef],
         f: UpdateChunk,
     ) -> Result<Option<Vec<u8>>> {
-        let layout = self.shard_layout();
         let this = &layout.levels[level];
+        let count = chunks
+            .first()
+            .map_or(this.count, |(_, c)| layout.count(level, c));
         let mut entries: Vec<Option<Cow<[u8]>>> = match old {
             Some(old) => this
-                .read_index(Region::Memory(old), name)?
+                .read_index(Region::Memory(old), name, count)?
                 .into_iter()
                 .map(|e| e.map(|(o, n)| Cow::Borrowed(&old[o as usize..(o + n) as usize])))
                 .collect(),
-            None => vec![None; this.count],
+            None => vec![None; count],
         };
         match layout.levels.get(level + 1) {
             // Sequential while the shard's lock is held: waiting on nested parallel work could
@@ -671,7 +773,7 @@ impl Array {
                         }
                         other => other.map(Cow::Borrowed),
                     };
-                    let new = self.rebuild(level + 1, old_sub.as_deref(), &name, run, f)?;
+                    let new = self.rebuild(layout, level + 1, old_sub.as_deref(), &name, run, f)?;
                     entries[pos] = new.map(Cow::Owned);
                 }
             }
@@ -1156,7 +1258,8 @@ mod tests {
             assert!(err.to_string().contains("a/c/0/0"), "{what}: {err}");
         }
         // An entry pointing past the end, with a valid checksum.
-        let level = &a.shard_layout().levels[0];
+        let forms = a.forms();
+        let level = &forms.shard_layout().levels[0];
         let mut chunks: Vec<Option<Cow<[u8]>>> = vec![None; 4];
         chunks[0] = Some(Cow::Owned(vec![0u8; 24]));
         let mut shard = level.assemble(&chunks, "a shard").unwrap();

@@ -121,6 +121,11 @@ impl Axis {
         self.run_of_chunk(c).len
     }
 
+    /// The chunk lengths, each run's once.
+    pub fn lengths(&self) -> impl Iterator<Item = u64> + '_ {
+        self.runs.iter().map(|r| r.len)
+    }
+
     /// The longest chunk.
     pub fn max_len(&self) -> u64 {
         self.runs.iter().map(|r| r.len).max().unwrap_or(1)
@@ -141,13 +146,14 @@ impl Axis {
     }
 
     /// The axis for a dimension resized to `extent`: a list that falls short gains one chunk
-    /// reaching it (as zarr-python does); one that reaches it stays as it is.
-    pub fn grown_to(&self, extent: u64) -> Axis {
+    /// reaching it (as zarr-python does), its length rounded up to a multiple of `unit`; one
+    /// that reaches it stays as it is.
+    pub fn grown_to(&self, extent: u64, unit: u64) -> Axis {
         let mut axis = self.clone();
         if let Some(total) = self.total().filter(|&t| t < extent) {
             let last = *self.runs.last().expect("at least one run");
             axis.runs.push(Run {
-                len: extent - total,
+                len: (extent - total).next_multiple_of(unit.max(1)),
                 count: 1,
                 chunk: last.chunk + last.count,
                 start: total,
@@ -342,13 +348,11 @@ impl ChunkGrid {
         }
     }
 
-    /// The grid of the array resized to `shape` ([`Axis::grown_to`]).
-    pub fn resized(&self, shape: &[u64]) -> ChunkGrid {
-        let axes = self
-            .axes
-            .iter()
-            .zip(shape)
-            .map(|(a, &n)| a.grown_to(n))
+    /// The grid of the array resized to `shape` ([`Axis::grown_to`]); chunks added are
+    /// multiples of `unit` (a sharded array's inner chunks) when given.
+    pub fn resized(&self, shape: &[u64], unit: Option<&[u64]>) -> ChunkGrid {
+        let axes = (0..shape.len())
+            .map(|d| self.axes[d].grown_to(shape[d], unit.map_or(1, |u| u[d])))
             .collect();
         Self::from_axes(axes, self.rectilinear)
     }
@@ -432,10 +436,11 @@ mod tests {
         assert_eq!(axis.count(11), 4);
         assert_eq!(axis.count(0), 0);
         assert!(axis.covers(13) && !axis.covers(14));
-        let grown = grid.resized(&[20]);
+        let grown = grid.resized(&[20], None);
         assert_eq!(grown.axis(0).len(6), 7);
         assert_eq!(grown.axis(0).count(20), 7);
-        assert_eq!(grid.resized(&[5]), grid);
+        assert_eq!(grid.resized(&[20], Some(&[3])).axis(0).len(6), 9);
+        assert_eq!(grid.resized(&[5], None), grid);
     }
 
     /// Malformed grids are refused naming the dimension; an unknown kind is unsupported.
