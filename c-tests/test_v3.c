@@ -1,6 +1,7 @@
 /* test_v3.c - Zarr v3 from C: format detection, v3 groups and arrays created from zarr.json
  * documents, dimension names, sharded arrays (shard and inner chunk shapes, writes that keep
- * the rest of a shard, empty shards erased), and clear errors for what is malformed or unknown. */
+ * the rest of a shard, empty shards erased), rectilinear chunk grids (each chunk's box, the
+ * grid's shape, a resize that lengthens it), and clear errors for what is malformed or unknown. */
 #include "testutil.h"
 
 #define V3_ARRAY(extra)                                                                      \
@@ -111,6 +112,72 @@ static void test_sharded_arrays(const char *dir) {
     zarr_store_close(s);
 }
 
+/* Rows in chunks of 3, 3 and 4; columns in chunks of 2 and 5: the chunk shape has no one
+ * answer, each chunk's box and the grid's shape do. */
+static void test_rectilinear_grids(const char *dir) {
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    if (!s) return;
+    zarr_array *a = create_array(s, "r",
+        "{\"zarr_format\": 3, \"shape\": [10, 7], \"data_type\": \"int32\", \"fill_value\": -1,"
+        " \"chunk_grid\": {\"name\": \"rectilinear\", \"configuration\": {\"kind\": \"inline\","
+        " \"chunk_shapes\": [[[3, 2], 4], [2, 5]]}}, \"codecs\": [{\"name\": \"bytes\"}, {\"name\": \"gzip\"}]}");
+    if (!a) return;
+    uint64_t dims[2], start[2] = {0, 0}, count[2] = {10, 7}, block[2] = {1, 1}, one[2] = {1, 1};
+    CHECK_STATUS(zarr_array_chunks(a, 2, dims), ZARR_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(zarr_last_error(), "rectilinear");
+    CHECK_STATUS(zarr_array_inner_chunks(a, 2, dims), ZARR_ERR_UNSUPPORTED);
+    CHECK_OK(zarr_array_grid_shape(a, 2, dims));
+    CHECK(dims[0] == 3 && dims[1] == 2);
+    uint64_t box_start[2], box_count[2];
+    CHECK_OK(zarr_array_block_box(a, 2, block, one, box_start, box_count));
+    CHECK(box_start[0] == 3 && box_start[1] == 2 && box_count[0] == 3 && box_count[1] == 5);
+    int32_t all[70];
+    for (int i = 0; i < 70; i++) all[i] = i * 7 - 100;
+    CHECK_OK(zarr_array_write(a, 2, start, count, all, sizeof all));
+    CHECK(file_exists(strf("%s/r/c/2/1", dir)));
+    /* A box across chunks of three lengths. */
+    int32_t part[12];
+    uint64_t pstart[2] = {2, 1}, pcount[2] = {6, 2};
+    CHECK_OK(zarr_array_read(a, 2, pstart, pcount, part, 12 * sizeof(int32_t)));
+    int same = 1;
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 2; c++) same &= part[r * 2 + c] == all[(r + 2) * 7 + c + 1];
+    CHECK(same);
+    /* Growing past the listed rows adds a chunk of 2 rows; the new part reads as the fill value. */
+    uint64_t grown[2] = {12, 7};
+    CHECK_OK(zarr_array_resize(a, 2, grown));
+    CHECK_OK(zarr_array_grid_shape(a, 2, dims));
+    CHECK(dims[0] == 4 && dims[1] == 2);
+    count[0] = 12;
+    int32_t bigger[84];
+    CHECK_OK(zarr_array_read(a, 2, start, count, bigger, sizeof bigger));
+    CHECK(bigger[0] == all[0] && bigger[69] == all[69] && bigger[70] == -1 && bigger[83] == -1);
+    zarr_array_close(a);
+    /* The stored grid says so: a new handle sees the same grid. */
+    if (CHECK_OK(zarr_array_open(s, "r", &a))) {
+        CHECK_OK(zarr_array_grid_shape(a, 2, dims));
+        CHECK(dims[0] == 4 && dims[1] == 2);
+        CHECK_OK(zarr_array_block_box(a, 2, (uint64_t[]){3, 0}, one, box_start, box_count));
+        CHECK(box_start[0] == 10 && box_count[0] == 2);
+        zarr_array_close(a);
+    }
+    /* Lengths that fall short of the shape, or that inner chunks do not divide, are named. */
+    CHECK_STATUS(zarr_array_create(s, "short",
+        "{\"zarr_format\": 3, \"shape\": [10], \"data_type\": \"int32\", \"fill_value\": 0,"
+        " \"chunk_grid\": {\"name\": \"rectilinear\", \"configuration\": {\"kind\": \"inline\","
+        " \"chunk_shapes\": [[4, 4]]}}, \"codecs\": [{\"name\": \"bytes\"}]}", &a),
+        ZARR_ERR_INVALID_METADATA);
+    CHECK_CONTAINS(zarr_last_error(), "add up to 8");
+    CHECK_STATUS(zarr_array_create(s, "uneven",
+        "{\"zarr_format\": 3, \"shape\": [10], \"data_type\": \"int32\", \"fill_value\": 0,"
+        " \"chunk_grid\": {\"name\": \"rectilinear\", \"configuration\": {\"kind\": \"inline\","
+        " \"chunk_shapes\": [[6, 12]]}}, \"codecs\": [{\"name\": \"sharding_indexed\","
+        " \"configuration\": {\"chunk_shape\": [4]}}]}", &a),
+        ZARR_ERR_INVALID_METADATA);
+    CHECK_CONTAINS(zarr_last_error(), "shard length 6");
+    zarr_store_close(s);
+}
+
 static void test_bad_documents(const char *dir) {
     zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
     zarr_array *a = NULL;
@@ -155,6 +222,7 @@ int main(void) {
     char *dir = tmpdir_make();
     test_groups_and_format_detection(strf("%s/groups.zarr", dir));
     test_sharded_arrays(strf("%s/sharded.zarr", dir));
+    test_rectilinear_grids(strf("%s/rectilinear.zarr", dir));
     test_bad_documents(strf("%s/bad.zarr", dir));
     tmpdir_remove(dir);
     return check_summary("test_v3");

@@ -245,9 +245,17 @@ GDALDataset *LibZarrDataset::Open(GDALOpenInfo *info) {
         return nullptr;
     }
     uint64_t shape[3], chunks[3];
-    if (zarr_array_shape(dataset->array_, dataset->ndim_, shape) != ZARR_OK ||
-        zarr_array_inner_chunks(dataset->array_, dataset->ndim_, chunks) != ZARR_OK)
+    if (zarr_array_shape(dataset->array_, dataset->ndim_, shape) != ZARR_OK)
         return fail("reading the array's shape");
+    const zarr_status chunked = zarr_array_inner_chunks(dataset->array_, dataset->ndim_, chunks);
+    if (chunked == ZARR_ERR_UNSUPPORTED) {
+        // A rectilinear grid of chunks of unequal lengths: blocks of up to 256 x 256 pixels
+        // (reads of any box work; these only set GDAL's unit of caching).
+        for (size_t d = 0; d < dataset->ndim_; d++)
+            chunks[d] = std::max<uint64_t>(1, std::min<uint64_t>(shape[d], 256));
+    } else if (chunked != ZARR_OK) {
+        return fail("reading the array's chunk shape");
+    }
     const size_t rows = dataset->ndim_ - 2, columns = dataset->ndim_ - 1;
     const uint64_t bands = dataset->ndim_ == 3 ? shape[0] : 1;
     if (shape[rows] > INT_MAX || shape[columns] > INT_MAX || bands > INT_MAX || chunks[rows] > INT_MAX ||

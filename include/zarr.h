@@ -839,8 +839,8 @@ zarr_status zarr_check_version(uint32_t header_version);
  * `"lmdb"` when their cargo feature, or CMake option `LIBZARR_<NAME>`, was on, as by
  * default; a location of a store left out is `ZARR_ERR_UNSUPPORTED` naming the feature),
  * `compressors` and `filters` (Zarr v2's numcodecs ids),
- * `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs`
- * (Zarr v3 codec names, `numcodecs.*` included).
+ * `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays), `codecs`
+ * (Zarr v3 codec names, `numcodecs.*` included) and `chunk_grids` (`regular`, `rectilinear`).
  *
  * # Safety
  * `out_json` must be writable.

@@ -5,11 +5,12 @@
 use crate::codec::{v3_codec_names, BLOSC_COMPRESSORS, COMPRESSOR_IDS, FILTER_IDS};
 use crate::dtype::OBJECT_CODEC_IDS;
 use crate::error::{Error, Result};
+use crate::metadata::CHUNK_GRIDS;
 use crate::store::Backend;
 use serde_json::{json, Value};
 
 /// The kinds of feature and the member of [`features`] listing each.
-const KINDS: [(&str, &str); 7] = [
+const KINDS: [(&str, &str); 8] = [
     ("zarr_format", "zarr_formats"),
     ("store", "stores"),
     ("compressor", "compressors"),
@@ -17,13 +18,14 @@ const KINDS: [(&str, &str); 7] = [
     ("filter", "filters"),
     ("object_codec", "object_codecs"),
     ("codec", "codecs"),
+    ("chunk_grid", "chunk_grids"),
 ];
 
 /// The features as a JSON object: `version`, `zarr_formats` (2, 3), `stores` (the kinds of
 /// location `zarr_store_open` takes in this build: cargo features leave some out), `compressors` and `filters` (numcodecs ids of Zarr v2;
 /// the filters include the compressors, which a filter list may name too),
-/// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays) and `codecs` (the
-/// names of Zarr v3 codecs, `numcodecs.*` included).
+/// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays), `codecs` (the
+/// names of Zarr v3 codecs, `numcodecs.*` included) and `chunk_grids` (of Zarr v3).
 pub fn features() -> Value {
     json!({
         "version": env!("CARGO_PKG_VERSION"),
@@ -38,6 +40,7 @@ pub fn features() -> Value {
         "filters": FILTER_IDS.iter().chain(&COMPRESSOR_IDS).collect::<Vec<_>>(),
         "object_codecs": OBJECT_CODEC_IDS,
         "codecs": v3_codec_names(),
+        "chunk_grids": CHUNK_GRIDS,
     })
 }
 
@@ -120,6 +123,7 @@ mod tests {
             "object_codec:vlen-utf8",
             "codec:sharding_indexed",
             "codec:numcodecs.zlib",
+            "chunk_grid:rectilinear",
         ] {
             assert!(has_feature(name).unwrap(), "{name}");
         }
@@ -129,6 +133,7 @@ mod tests {
             "compressor:snappy",
             "filter:n5_wrapper",
             "codec:zfp",
+            "chunk_grid:rectangular",
         ] {
             assert!(!has_feature(name).unwrap(), "{name}");
         }

@@ -5,6 +5,9 @@
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 
+/// The `chunk_grid` names of Zarr v3 that [`ChunkGrid::parse_v3`] reads.
+pub const CHUNK_GRIDS: [&str; 2] = ["regular", "rectilinear"];
+
 /// A run of chunks of one length along a dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Run {
@@ -441,6 +444,22 @@ mod tests {
         assert_eq!(grown.axis(0).count(20), 7);
         assert_eq!(grid.resized(&[20], Some(&[3])).axis(0).len(6), 9);
         assert_eq!(grid.resized(&[5], None), grid);
+    }
+
+    /// Every grid listed as read parses; another name is unsupported.
+    #[test]
+    fn the_listed_grids_are_those_read() {
+        for name in CHUNK_GRIDS {
+            let config = json!({"chunk_shape": [2], "kind": "inline", "chunk_shapes": [2]});
+            assert!(
+                ChunkGrid::parse_v3(name, config.as_object()).is_ok(),
+                "{name}"
+            );
+        }
+        assert!(matches!(
+            ChunkGrid::parse_v3("rectangular", None),
+            Err(Error::Unsupported(_))
+        ));
     }
 
     /// Malformed grids are refused naming the dimension; an unknown kind is unsupported.

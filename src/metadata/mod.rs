@@ -13,7 +13,7 @@ mod zarr_json;
 mod zarray;
 
 pub use array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
-pub use chunk_grid::{Axis, ChunkGrid};
+pub use chunk_grid::{Axis, ChunkGrid, CHUNK_GRIDS};
 pub use document::JsonDocument;
 pub use zarr_json::{
     check_group as check_group_v3, group_document as group_document_v3, node_type, NodeType,

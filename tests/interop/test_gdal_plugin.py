@@ -1,6 +1,7 @@
 """The GDAL plugin (gdal/libzarr_driver.cpp, which CMake builds into build/cmake/gdalplugins): Debian's GDAL
 (3.6, which cannot read final Zarr v3) opens arrays zarr-python wrote, v2, v3 and sharded v3, through libzarr, and
-gdalinfo and gdal_translate give zarr-python's shape, type, nodata and values. Needs LIBZARR_GDAL_PLUGIN_DIR
+gdalinfo and gdal_translate give zarr-python's shape, type, nodata and values; and a rectilinear array (chunks of
+unequal lengths, written through libzarr) in blocks of up to 256 pixels. Needs LIBZARR_GDAL_PLUGIN_DIR
 (scripts/test.sh sets it); skipped without it unless LIBZARR_GDAL_REQUIRED is set.
 """
 import json
@@ -8,6 +9,7 @@ import os
 import shutil
 import subprocess
 
+import libzarr
 import numpy as np
 import pytest
 import zarr
@@ -88,6 +90,25 @@ def test_gdal_reads_what_zarr_python_wrote(tmp_path, name, fmt, values, chunks, 
         # A v3 directory opens by its path alone (GDAL 3.6's own Zarr driver cannot read it).
         code, out, err = gdal("gdalinfo", "-json", f"{store}/a")
         assert code == 0 and json.loads(out)["driverShortName"] == "LIBZARR", err
+
+
+def test_gdal_reads_a_rectilinear_grid(tmp_path):
+    store = str(tmp_path / "data.zarr")
+    values = (np.arange(300 * 70, dtype="<i4").reshape(300, 70) * 3 - 1000)
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [300, 70], "data_type": "int32",
+            "chunk_grid": {"name": "rectilinear", "configuration": {
+                "kind": "inline", "chunk_shapes": [[[100, 2], 37, 80], [5, [30, 2], 9]]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": -1,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}]}
+    with libzarr.Store.open(store, "w") as s, s.create_array("a", meta) as a:
+        a.write(values)
+    dataset = f'LIBZARR:"{store}":a'
+    code, out, err = gdal("gdalinfo", "-json", dataset)
+    assert code == 0, err
+    info = json.loads(out)
+    assert info["size"] == [70, 300]
+    assert info["bands"][0]["block"] == [70, 256]
+    np.testing.assert_array_equal(translated(dataset, tmp_path, np.dtype("=i4"), (1, 300, 70))[0], values)
 
 
 def test_errors_name_what_failed(tmp_path):
