@@ -1601,9 +1601,9 @@ zarr_status zarr_array_shape(const zarr_array *array, size_t ndim, uint64_t *out
 /**
  * Writes the chunk shape into `out_chunks` (`ndim` entries; `ndim` must match the array):
  * the chunk grid's, which for a sharded v3 array is the shard shape (see
- * `zarr_array_inner_chunks`). A rectilinear grid whose chunks differ in length along some
- * dimension has no one chunk shape: `ZARR_ERR_UNSUPPORTED` (`zarr_array_grid_shape` and
- * `zarr_array_block_box` give each chunk's place).
+ * `zarr_array_inner_chunks`). A rectilinear grid that lists chunk lengths (rather than one
+ * length per dimension) has no one chunk shape: `ZARR_ERR_UNSUPPORTED`
+ * (`zarr_array_grid_shape` and `zarr_array_block_box` give each chunk's place).
  *
  * # Safety
  * `array` must be a live handle and `out_chunks` hold `ndim` writable entries.
@@ -1622,7 +1622,7 @@ zarr_status zarr_array_grid_shape(const zarr_array *array, size_t ndim, uint64_t
 /**
  * Writes the shape of the chunks reads and writes work in into `out_chunks` (`ndim`
  * entries): the inner chunk shape of a sharded v3 array, else the same as
- * `zarr_array_chunks` (and the same error for a rectilinear grid of unequal chunks). Reads
+ * `zarr_array_chunks` (and the same error for a rectilinear grid that lists lengths). Reads
  * aligned to these chunks decode each chunk once.
  *
  * # Safety

@@ -305,8 +305,9 @@ impl Array {
         })
     }
 
-    /// The array's metadata as opened: everything but the shape stays true for the handle's
-    /// life; the current shape is [`Array::shape`].
+    /// The array's metadata as opened: everything but the shape and a rectilinear grid (which
+    /// a resize lengthens) stays true for the handle's life; the current ones are
+    /// [`Array::shape`] and [`Array::chunk_grid`].
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.metadata
     }
@@ -324,13 +325,14 @@ impl Array {
         self.metadata.grid.ndim()
     }
 
-    /// The metadata document with the current shape: for v2 the `.zarray` document as libzarr
+    /// The metadata document with the current shape and chunk grid: for v2 the `.zarray` document as libzarr
     /// understands it (all keys, sorted; canonical values; `dimension_separator` where the
     /// document states it or this handle found the chunks' separator), for v3 the `zarr.json` as stored,
     /// with the attributes stored now (the handle keeps the document it was opened with, and
     /// attribute writes, its own included, change that member).
     pub fn metadata_json(&self) -> Result<Value> {
-        let mut doc = self.metadata.document_json(&self.shape());
+        let shape = self.shape();
+        let mut doc = self.metadata.document_json(&shape, &self.chunk_grid());
         if let (true, Some(separator)) = (
             self.metadata.chunk_keys.unstated,
             self.chunk_key_separator(),

@@ -94,7 +94,8 @@ pub(super) fn copy_array_with(
     dst.check_writable(&dst_path)?;
     hierarchy::require_vacant(&dst, &dst_path)?;
     let meta = src.metadata();
-    let elements: u64 = meta.shape.iter().product();
+    let shape = src.shape();
+    let elements: u64 = shape.iter().product();
     let is_object = src.object_codec().is_some();
     let bytes_total = match is_object {
         true => 0,
@@ -111,7 +112,7 @@ pub(super) fn copy_array_with(
         false => src.item_size() as u64,
     };
     let plan = BlockPlan::new(
-        &meta.shape,
+        &shape,
         &copy.chunk_grid(),
         &src.chunk_grid(),
         element_bytes,
@@ -729,5 +730,24 @@ mod tests {
             copy_recording(&empty, &store, "e2", r#"{"chunks": [1, 1]}"#, 1 << 20).unwrap();
         assert_eq!(copy.metadata().grid.regular_shape(), Some(&[1, 1][..]));
         assert_eq!(seen, vec![Progress::default()]);
+    }
+
+    /// A handle resized since it was opened copies the shape it has now, all of it.
+    #[test]
+    fn copies_the_shape_after_a_resize() {
+        let store = memory();
+        let a = Array::create(
+            store.clone(),
+            "a",
+            r#"{"shape": [3], "chunks": [2], "dtype": "<i2"}"#,
+        )
+        .unwrap();
+        a.append(0, 4, &[1i16, 2, 3, 4].map(i16::to_ne_bytes).concat())
+            .unwrap();
+        let (copy, _) = copy_recording(&a, &store, "b", "{}", 1 << 20).unwrap();
+        assert_eq!(copy.shape(), vec![7]);
+        let mut out = [0u8; 14];
+        copy.read_region(&[3], &[4], &mut out[..8]).unwrap();
+        assert_eq!(out[..8], [1i16, 2, 3, 4].map(i16::to_ne_bytes).concat());
     }
 }

@@ -70,6 +70,35 @@ pub fn name_and_configuration<'a>(
     }
 }
 
+/// The `data_type` names [`parse_data_type`] reads (`r*` stands for raw bits `r8`, `r16`, ...).
+pub const V3_DATA_TYPES: [&str; 25] = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "string",
+    "bytes",
+    "variable_length_bytes",
+    "fixed_length_utf32",
+    "null_terminated_bytes",
+    "raw_bytes",
+    "numpy.datetime64",
+    "numpy.timedelta64",
+    "struct",
+    "structured",
+    "r*",
+];
+
 /// Parses a v3 `data_type`. Unknown names are [`Error::Unsupported`] naming them.
 pub fn parse_data_type(value: &Value) -> Result<V3Type> {
     let (name, config) = name_and_configuration(value, "data_type")?;

@@ -135,9 +135,10 @@ impl ArrayMetadata {
         }
     }
 
-    /// The array's metadata document with `shape` as its shape: `.zarray` as JSON for v2,
-    /// the stored `zarr.json` members for v3.
-    pub fn document_json(&self, shape: &[u64]) -> Value {
+    /// The array's metadata document with `shape` as its shape and, when a resize lengthened
+    /// it, `grid` as its chunk grid: `.zarray` as JSON for v2, the stored `zarr.json` members
+    /// for v3.
+    pub fn document_json(&self, shape: &[u64], grid: &ChunkGrid) -> Value {
         match &self.format {
             FormatMetadata::V2 { .. } => {
                 let mut doc = self.to_zarray().expect("a v2 document");
@@ -147,6 +148,9 @@ impl ArrayMetadata {
             FormatMetadata::V3 { document, .. } => {
                 let mut doc = document.clone();
                 doc.set("shape", &shape.into());
+                if *grid != self.grid {
+                    doc.set("chunk_grid", &grid.to_v3_json());
+                }
                 Value::Object(
                     doc.names()
                         .map(|n| (n.to_string(), doc.get(n).unwrap_or(Value::Null)))

@@ -154,13 +154,20 @@ impl Axis {
     pub fn grown_to(&self, extent: u64, unit: u64) -> Axis {
         let mut axis = self.clone();
         if let Some(total) = self.total().filter(|&t| t < extent) {
-            let last = *self.runs.last().expect("at least one run");
-            axis.runs.push(Run {
-                len: (extent - total).next_multiple_of(unit.max(1)),
-                count: 1,
-                chunk: last.chunk + last.count,
-                start: total,
-            });
+            let len = (extent - total).next_multiple_of(unit.max(1));
+            let last = axis.runs.last_mut().expect("at least one run");
+            match last.len == len {
+                true => last.count += 1,
+                false => {
+                    let run = Run {
+                        len,
+                        count: 1,
+                        chunk: last.chunk + last.count,
+                        start: total,
+                    };
+                    axis.runs.push(run);
+                }
+            }
         }
         axis
     }
@@ -302,7 +309,7 @@ impl ChunkGrid {
     pub fn require_regular(&self, what: &str) -> Result<&[u64]> {
         self.regular_shape().ok_or_else(|| {
             Error::Unsupported(format!(
-                "{what} with a rectilinear chunk grid of chunks of unequal lengths"
+                "{what} with a rectilinear chunk grid that lists its chunk lengths"
             ))
         })
     }
@@ -442,6 +449,12 @@ mod tests {
         let grown = grid.resized(&[20], None);
         assert_eq!(grown.axis(0).len(6), 7);
         assert_eq!(grown.axis(0).count(20), 7);
+        // A chunk of the last run's length joins the run, as zarr-python writes it.
+        let same = grid.resized(&[14], None);
+        assert_eq!(
+            same.to_v3_json()["configuration"]["chunk_shapes"],
+            json!([[[3, 2], 4, [1, 4]]])
+        );
         assert_eq!(grid.resized(&[20], Some(&[3])).axis(0).len(6), 9);
         assert_eq!(grid.resized(&[5], None), grid);
     }

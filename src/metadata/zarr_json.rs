@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(m.dimension_names().unwrap(), [Some("y".to_string()), None]);
         assert!(f32::from_ne_bytes(m.fill_value.0.clone().unwrap().try_into().unwrap()).is_nan());
         assert_eq!(m.zarr_format(), 3);
-        assert_eq!(m.document_json(&[3, 7])["shape"], json!([3, 7]));
+        assert_eq!(m.document_json(&[3, 7], &m.grid)["shape"], json!([3, 7]));
     }
 
     #[test]

@@ -505,8 +505,8 @@ UNSUPPORTED = {  # name: (edit, what the message must name)
         "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}]), "frobnicate"),
     "data_type": (_set("data_type", "float8_e9m9"), "float8_e9m9"),
     "data_type_object": (_set("data_type", {"name": "zarrs.optional", "configuration": {}}), "zarrs.optional"),
-    "chunk_grid": (_set("chunk_grid", {"name": "rectilinear", "configuration": {
-        "kind": "inline", "chunk_shapes": [[2, 3], [3, 1]]}}), "rectilinear"),
+    "chunk_grid": (_set("chunk_grid", {"name": "rectangular", "configuration": {
+        "chunk_shape": [[2, 3], [3, 1]]}}), "rectangular"),
     "key_encoding": (_set("chunk_key_encoding", {"name": "template", "configuration": {}}), "template"),
     "extension_field": (_set("frobnicate_ext", {"name": "x", "configuration": {}}), "frobnicate_ext"),
     "extension_must_understand": (_set("frobnicate_ext", {"name": "x", "must_understand": True}), "frobnicate_ext"),
