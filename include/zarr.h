@@ -840,7 +840,9 @@ zarr_status zarr_check_version(uint32_t header_version);
  * default; a location of a store left out is `ZARR_ERR_UNSUPPORTED` naming the feature),
  * `compressors` and `filters` (Zarr v2's numcodecs ids),
  * `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays), `codecs`
- * (Zarr v3 codec names, `numcodecs.*` included) and `chunk_grids` (`regular`, `rectilinear`).
+ * (Zarr v3 codec names, `numcodecs.*` included), `chunk_grids` (`regular`, `rectilinear`),
+ * `chunk_key_encodings` (`default`, `v2`) and `data_types` (Zarr v3 names; `r*` stands for
+ * the raw-bits types `r8`, `r16`, ...).
  *
  * # Safety
  * `out_json` must be writable.

@@ -3,14 +3,15 @@
 //! the engine itself dispatches on.
 
 use crate::codec::{v3_codec_names, BLOSC_COMPRESSORS, COMPRESSOR_IDS, FILTER_IDS};
+use crate::dtype::v3::V3_DATA_TYPES;
 use crate::dtype::OBJECT_CODEC_IDS;
 use crate::error::{Error, Result};
-use crate::metadata::CHUNK_GRIDS;
+use crate::metadata::{CHUNK_GRIDS, CHUNK_KEY_ENCODINGS};
 use crate::store::Backend;
 use serde_json::{json, Value};
 
 /// The kinds of feature and the member of [`features`] listing each.
-const KINDS: [(&str, &str); 8] = [
+const KINDS: [(&str, &str); 10] = [
     ("zarr_format", "zarr_formats"),
     ("store", "stores"),
     ("compressor", "compressors"),
@@ -19,13 +20,16 @@ const KINDS: [(&str, &str); 8] = [
     ("object_codec", "object_codecs"),
     ("codec", "codecs"),
     ("chunk_grid", "chunk_grids"),
+    ("chunk_key_encoding", "chunk_key_encodings"),
+    ("data_type", "data_types"),
 ];
 
 /// The features as a JSON object: `version`, `zarr_formats` (2, 3), `stores` (the kinds of
 /// location `zarr_store_open` takes in this build: cargo features leave some out), `compressors` and `filters` (numcodecs ids of Zarr v2;
 /// the filters include the compressors, which a filter list may name too),
 /// `blosc_compressors` (blosc's `cname`s), `object_codecs` (of `|O` arrays), `codecs` (the
-/// names of Zarr v3 codecs, `numcodecs.*` included) and `chunk_grids` (of Zarr v3).
+/// names of Zarr v3 codecs, `numcodecs.*` included), `chunk_grids`, `chunk_key_encodings` and
+/// `data_types` (the Zarr v3 names; `r*` stands for every raw-bits type).
 pub fn features() -> Value {
     json!({
         "version": env!("CARGO_PKG_VERSION"),
@@ -41,6 +45,8 @@ pub fn features() -> Value {
         "object_codecs": OBJECT_CODEC_IDS,
         "codecs": v3_codec_names(),
         "chunk_grids": CHUNK_GRIDS,
+        "chunk_key_encodings": CHUNK_KEY_ENCODINGS,
+        "data_types": V3_DATA_TYPES,
     })
 }
 
@@ -124,6 +130,8 @@ mod tests {
             "codec:sharding_indexed",
             "codec:numcodecs.zlib",
             "chunk_grid:rectilinear",
+            "chunk_key_encoding:v2",
+            "data_type:numpy.datetime64",
         ] {
             assert!(has_feature(name).unwrap(), "{name}");
         }
@@ -134,6 +142,7 @@ mod tests {
             "filter:n5_wrapper",
             "codec:zfp",
             "chunk_grid:rectangular",
+            "data_type:bfloat16",
         ] {
             assert!(!has_feature(name).unwrap(), "{name}");
         }

@@ -511,6 +511,32 @@ fn hex_float(hex: &str, size: usize) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// Every listed data type parses (with the configuration it needs); another name is
+    /// unsupported.
+    #[test]
+    fn the_listed_data_types_are_those_read() {
+        for name in V3_DATA_TYPES {
+            let value = match name {
+                "r*" => json!("r16"),
+                "fixed_length_utf32" | "null_terminated_bytes" | "raw_bytes" => {
+                    json!({"name": name, "configuration": {"length_bytes": 8}})
+                }
+                "numpy.datetime64" | "numpy.timedelta64" => {
+                    json!({"name": name, "configuration": {"unit": "s", "scale_factor": 1}})
+                }
+                "struct" | "structured" => {
+                    json!({"name": name, "configuration": {"fields": [["a", "int8"]]}})
+                }
+                _ => json!(name),
+            };
+            assert!(parse_data_type(&value).is_ok(), "{name}: {value}");
+        }
+        assert!(matches!(
+            parse_data_type(&json!("bfloat17")),
+            Err(Error::Unsupported(_))
+        ));
+    }
+
     fn parse(v: Value) -> Result<V3Type> {
         parse_data_type(&v)
     }

@@ -17,6 +17,7 @@ pub use chunk_grid::{Axis, ChunkGrid, CHUNK_GRIDS};
 pub use document::JsonDocument;
 pub use zarr_json::{
     check_group as check_group_v3, group_document as group_document_v3, node_type, NodeType,
+    CHUNK_KEY_ENCODINGS,
 };
 
 /// Key of a Zarr v3 node's metadata document (array or group, attributes included).

@@ -329,6 +329,9 @@ fn chunk_grid(value: &Value) -> Result<ChunkGrid> {
     ChunkGrid::parse_v3(name, config)
 }
 
+/// The `chunk_key_encoding` names of Zarr v3 read.
+pub const CHUNK_KEY_ENCODINGS: [&str; 2] = ["default", "v2"];
+
 /// The `default` and `v2` chunk key encodings.
 fn chunk_key_encoding(value: &Value) -> Result<ChunkKeyEncoding> {
     let (name, config) = name_and_configuration(value, "chunk_key_encoding")?;
