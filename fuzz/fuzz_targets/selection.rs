@@ -613,12 +613,7 @@ fn run(
                     let d = (0..ndim).max_by_key(|&d| shape[d]).unwrap();
                     shape[d] /= 2;
                 }
-                let chunks = &array.metadata().chunks;
-                let grid: u64 = shape
-                    .iter()
-                    .zip(chunks)
-                    .map(|(&n, &c)| n.div_ceil(c))
-                    .product();
+                let grid: u64 = array.chunk_grid().grid_shape(&shape).iter().product();
                 if grid > 4 * MAX_CHUNKS {
                     continue;
                 }

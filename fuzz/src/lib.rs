@@ -89,12 +89,17 @@ pub fn read_some(array: &Array) {
     if shape.contains(&0) {
         return;
     }
-    let chunks = &array.metadata().chunks;
-    let mut count: Vec<u64> = shape.iter().zip(chunks).map(|(&s, &c)| s.min(c)).collect();
+    let grid = array.chunk_grid();
+    let first = grid.chunk_shape(&vec![0; shape.len()]);
+    let mut count: Vec<u64> = shape.iter().zip(first).map(|(&s, c)| s.min(c)).collect();
     let item = array.item_size().max(1) as u64;
     // Any read decodes whole (innermost) chunks: valid metadata may declare chunks of any
-    // size, which the fuzzer's memory limit cannot hold, so arrays of larger ones are skipped.
-    let chunk_bytes = (array.inner_chunks().iter()).try_fold(item, |n, &c| n.checked_mul(c));
+    // size, which the fuzzer's memory limit cannot hold, so arrays of larger ones are skipped
+    // (a rectilinear grid's largest chunk counts).
+    let inner = array
+        .inner_chunks()
+        .unwrap_or_else(|| grid.max_chunk_shape());
+    let chunk_bytes = inner.iter().try_fold(item, |n, &c| n.checked_mul(c));
     if chunk_bytes.is_none_or(|n| n > CHUNK_BYTES) {
         return;
     }
