@@ -1,6 +1,7 @@
 /* Object arrays (|O) through the public header: vlen-utf8, vlen-bytes, vlen-array and json2 items
  * in the Arrow-style layout (n + 1 int64 offsets and one data buffer), the size query, fill values
- * for never-written items, partial rewrites, compressors, and every error path of the vlen calls. */
+ * for never-written items, partial rewrites, compressors, json2/msgpack2 items of any JSON type as
+ * JSON text, and every error path of the vlen calls. */
 #include "check.h"
 #include "testutil.h"
 
@@ -86,6 +87,52 @@ static void test_text(const char *dir) {
             zarr_store_close(s);
         }
     CHECK_CTX_CLEAR();
+}
+
+/* json2 and msgpack2 items of every JSON type, as JSON text once the handle asks for it. */
+static void test_json_items(void) {
+    const char *filters[] = {"[{\"id\": \"json2\"}]", "[{\"id\": \"msgpack2\"}]"};
+    for (int f = 0; f < 2; f++) {
+        CHECK_CTX("filters %s", filters[f]);
+        zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+        zarr_array *a = create_array(s, "j", strf("{\"shape\": [7], \"chunks\": [3], \"dtype\": \"|O\", "
+                                                 "\"filters\": %s, \"compressor\": null, \"fill_value\": 0}",
+                                                 filters[f]));
+        if (!a) { zarr_store_close(s); continue; }
+        bool on = true;
+        CHECK_OK(zarr_array_json_items(a, &on));
+        CHECK(!on);
+        CHECK_OK(zarr_array_set_json_items(a, true));
+        const char *items[] = {"1", "\"t\"", "[1,2.5,null]", "{\"k\":true}", "null"};
+        size_t lens[] = {1, 3, 12, 10, 4};
+        int64_t offsets[6];
+        char data[64];
+        size_t n = pack(items, lens, 5, offsets, data);
+        uint64_t start[1] = {1}, count[1] = {5};
+        CHECK_OK(zarr_array_write_vlen(a, 1, start, count, offsets, 6, data, n));
+        const char *want[N] = {"0", items[0], items[1], items[2], items[3], items[4], "0"};
+        size_t wlen[N] = {1, 1, 3, 12, 10, 4, 1};
+        expect_items(a, want, wlen);
+        /* As strings, the numbers cannot be read; text that is not JSON cannot be written. */
+        CHECK_OK(zarr_array_set_json_items(a, false));
+        size_t size = 0;
+        CHECK_STATUS(zarr_array_vlen_size(a, 1, start, count, &size), ZARR_ERR_UNSUPPORTED);
+        CHECK_CONTAINS(zarr_last_error(), "not strings");
+        CHECK_OK(zarr_array_set_json_items(a, true));
+        n = pack((const char *[]){"{oops"}, (size_t[]){5}, 1, offsets, data);
+        count[0] = 1;
+        CHECK_STATUS(zarr_array_write_vlen(a, 1, start, count, offsets, 2, data, n), ZARR_ERR_INVALID_ARGUMENT);
+        CHECK_CONTAINS(zarr_last_error(), "not JSON text");
+        zarr_array_close(a);
+        zarr_store_close(s);
+    }
+    CHECK_CTX_CLEAR();
+    zarr_store *s = open_store("memory:", ZARR_MODE_WRITE);
+    zarr_array *a = create_array(s, "u", "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"|O\", "
+                                         "\"filters\": [{\"id\": \"vlen-utf8\"}], \"compressor\": null}");
+    if (a) CHECK_STATUS(zarr_array_set_json_items(a, true), ZARR_ERR_INVALID_ARGUMENT);
+    zarr_array_close(a);
+    zarr_store_close(s);
 }
 
 /* vlen-array items arrive in native order whatever the stored order; vlen-bytes hold any bytes. */
@@ -182,6 +229,7 @@ int main(void) {
     if (!dir) return 1;
     test_text(dir);
     test_arrays_and_bytes();
+    test_json_items();
     test_errors();
     test_corrupt(dir);
     tmpdir_remove(dir);

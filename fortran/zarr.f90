@@ -220,7 +220,8 @@ module zarr
       zarr_array_write_strided, zarr_array_read_orthogonal, zarr_array_write_orthogonal, &
       zarr_array_read_points, zarr_array_write_points, zarr_array_read_mask, &
       zarr_array_write_mask, zarr_array_block_box, zarr_array_selection_size, &
-      zarr_array_object_codec, zarr_array_vlen_size, zarr_array_read_vlen, zarr_array_write_vlen, &
+      zarr_array_object_codec, zarr_array_set_json_items, zarr_array_json_items, &
+      zarr_array_vlen_size, zarr_array_read_vlen, zarr_array_write_vlen, &
       zarr_array_read_vlen_selection, zarr_array_write_vlen_selection, zarr_array_dtype, &
       zarr_array_check_dtype, zarr_array_dtype_string, zarr_array_time_unit, &
       zarr_array_field_count, zarr_array_field, zarr_array_fields_json, zarr_array_read_fields, &
@@ -1022,6 +1023,18 @@ module zarr
       type(c_ptr), intent(out), optional :: out_json
       integer(c_int32_t) :: zarr_array_object_codec
     end function zarr_array_object_codec
+    function zarr_array_set_json_items(array, on) bind(c, name="zarr_array_set_json_items")
+      import :: c_bool, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      logical(c_bool), value :: on
+      integer(c_int32_t) :: zarr_array_set_json_items
+    end function zarr_array_set_json_items
+    function zarr_array_json_items(array, out_on) bind(c, name="zarr_array_json_items")
+      import :: c_bool, c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      logical(c_bool), intent(out), optional :: out_on
+      integer(c_int32_t) :: zarr_array_json_items
+    end function zarr_array_json_items
     function zarr_array_vlen_size(array, ndim, start, count, out_bytes) bind(c, &
         name="zarr_array_vlen_size")
       import :: c_int32_t, c_int64_t, c_ptr, c_size_t

@@ -2010,13 +2010,35 @@ zarr_status zarr_array_selection_size(const zarr_array *array,
  * The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
  * `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
  * `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type), `{"id": "json2", ...}` or
- * `{"id": "msgpack2"}` (strings), with their full configurations; `"null"` for other arrays.
- * Free with `zarr_string_free`.
+ * `{"id": "msgpack2"}` (strings, or items of any JSON type: `zarr_array_set_json_items`),
+ * with their full configurations; `"null"` for other arrays. Free with `zarr_string_free`.
  *
  * # Safety
  * `array` must be a live handle and `out_json` writable.
  */
 zarr_status zarr_array_object_codec(const zarr_array *array, char **out_json);
+
+/**
+ * Sets whether the items of a `json2` or `msgpack2` array pass through the vlen calls as
+ * JSON text: a string item is then `"quoted"`, and numbers, lists, objects, booleans and
+ * `null` pass too (as numcodecs' `JSON` and `MsgPack` hold them); an item written must be JSON
+ * text (`ZARR_ERR_INVALID_ARGUMENT` naming it otherwise). Off by default: items are strings,
+ * given as their UTF-8 text, and any other item read is `ZARR_ERR_UNSUPPORTED`. Applies to
+ * this handle; other arrays: `ZARR_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `array` must be a live handle.
+ */
+zarr_status zarr_array_set_json_items(zarr_array *array, bool on);
+
+/**
+ * Whether the items of this handle's `json2`/`msgpack2` array pass as JSON text
+ * (`zarr_array_set_json_items`).
+ *
+ * # Safety
+ * `array` must be a live handle and `out_on` writable.
+ */
+zarr_status zarr_array_json_items(const zarr_array *array, bool *out_on);
 
 /**
  * The number of bytes the items of the box `start`/`count` of an object array take: the

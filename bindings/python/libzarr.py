@@ -141,6 +141,8 @@ for _name in ("zarr_store_copy_options", "zarr_node_copy"):
 # Zarr v3 (zarr.json): the inner chunks of sharded arrays, dimension names, the format of a node
 _SIGNATURES["zarr_array_inner_chunks"] = [_h, _sz, _u64p]
 _SIGNATURES["zarr_array_grid_shape"] = [_h, _sz, _u64p]
+_SIGNATURES["zarr_array_set_json_items"] = [_h, C.c_bool]
+_SIGNATURES["zarr_array_json_items"] = [_h, C.POINTER(C.c_bool)]
 _SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
 _SIGNATURES["zarr_array_zarr_format"] = [_h, C.POINTER(C.c_int32)]
 _SIGNATURES["zarr_group_zarr_format"] = [_h, C.POINTER(C.c_int32)]
@@ -919,6 +921,17 @@ class Array(_Handle, _Attrs):
         _call("zarr_array_read_vlen", self.handle, len(count), _u64(start), _u64(count), offsets, n + 1, data, size.value)
         raw = data.raw
         return [raw[offsets[i]:offsets[i + 1]] for i in range(n)]
+
+    @property
+    def json_items(self):
+        """zarr_array_json_items: whether a json2/msgpack2 array's items pass as JSON text."""
+        on = C.c_bool()
+        _call("zarr_array_json_items", self.handle, C.byref(on))
+        return on.value
+
+    @json_items.setter
+    def json_items(self, on):
+        _call("zarr_array_set_json_items", self.handle, bool(on))
 
     def write_vlen(self, items, start, count):
         """Write a flat C-order list of bytes objects as the items of an object array's region."""

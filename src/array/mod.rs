@@ -62,6 +62,8 @@ pub struct Array {
     element: ElementCopy,
     /// Whether chunks holding only the fill value are stored (`true`) or erased (`false`).
     write_empty_chunks: AtomicBool,
+    /// Whether the items of a `json2`/`msgpack2` array pass as JSON text (else as strings).
+    json_items: AtomicBool,
     /// The object codec of an object (`|O`) array.
     object: Option<ObjectCodec>,
     /// Decoded chunks kept in memory by this handle (off unless the caller sets a budget).
@@ -296,6 +298,7 @@ impl Array {
             fill_stored,
             element: ElementCopy::whole(item_size, swap),
             write_empty_chunks: AtomicBool::new(false),
+            json_items: AtomicBool::new(false),
             object: codecs.object,
             chunk_cache: Default::default(),
             shard_indexes: Default::default(),

@@ -6,12 +6,13 @@ use super::chunk_form::ChunkForm;
 use super::orthogonal_io::box_selection;
 use super::selected::SelectedChunks;
 use super::Array;
-use crate::dtype::ObjectCodec;
+use crate::dtype::{ItemForm, ObjectCodec};
 use crate::error::{Error, Result};
 use crate::selection::Selection;
 use crate::strided::{dense_strides, layout_strides, SharedBuffer};
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 /// The decoded items of one chunk: the object codec's encoding and each item's byte range.
@@ -167,7 +168,8 @@ impl Array {
                 return Ok(None);
             }
             let mut encoded = Vec::new();
-            codec.encode(chunk_items.iter().map(|i| &**i), &form.shape, &mut encoded)?;
+            let items = chunk_items.iter().map(|i| &**i);
+            codec.encode(items, &form.shape, self.item_form(), &mut encoded)?;
             self.encode_chunk(&form, &encoded, &self.chunk_name(&selected.coords(i)))
                 .map(Some)
         })
@@ -184,10 +186,40 @@ impl Array {
         Ok((codec, self.select(selection)?))
     }
 
+    /// Sets whether the items of a `json2` or `msgpack2` array are read and written as JSON
+    /// text (a string item is then `"quoted"`, and numbers, lists, objects, booleans and `null`
+    /// pass too) or, as by default, as strings (their UTF-8 text; other items are
+    /// [`Error::Unsupported`]). Other arrays: [`Error::InvalidArgument`].
+    pub fn set_json_items(&self, on: bool) -> Result<()> {
+        match &self.object {
+            Some(codec) if codec.nests_items() => {
+                self.json_items.store(on, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(Error::InvalidArgument(format!(
+                "array {:?}: only json2 and msgpack2 arrays have items of JSON types",
+                self.path
+            ))),
+        }
+    }
+
+    /// Whether the items of a `json2`/`msgpack2` array pass as JSON text
+    /// ([`Array::set_json_items`]).
+    pub fn json_items(&self) -> bool {
+        self.json_items.load(Ordering::Relaxed)
+    }
+
+    fn item_form(&self) -> ItemForm {
+        match self.json_items() {
+            true => ItemForm::Json,
+            false => ItemForm::Strings,
+        }
+    }
+
     /// The stored item of never-written elements.
     pub(super) fn fill_item(&self, codec: &ObjectCodec) -> Result<Vec<u8>> {
         let fill: serde_json::Value = self.metadata.fill_value.to_json(&self.metadata.dtype);
-        codec.fill_item(&fill)
+        codec.fill_item(&fill, self.item_form())
     }
 
     /// Strides (in items) numbering the items of a chunk of `form` as the object codec
@@ -220,7 +252,7 @@ impl Array {
         let name = self.chunk_name(coords);
         let decoded = self.decode_unsized(form, raw, &name)?;
         let (encoded, items) = codec
-            .decode(decoded, &form.shape)
+            .decode(decoded, &form.shape, self.item_form())
             .map_err(|e| e.context(name))?;
         Ok(ChunkItems { encoded, items })
     }

@@ -17,7 +17,7 @@ pub mod v3;
 pub use byte_swap::ByteSwap;
 pub use fill_value::{float_of, FillValue};
 pub use numpy_str::python_tuple;
-pub use object::{ObjectCodec, OBJECT_CODEC_IDS};
+pub use object::{ItemForm, ObjectCodec, OBJECT_CODEC_IDS};
 pub use structured::{select_fields, Field, FieldRanges};
 pub use time_unit::{TimeUnit, Unit};
 

@@ -15,6 +15,17 @@ use base64::Engine;
 use serde_json::{json, Value};
 use std::ops::Range;
 
+/// How the items of a `json2` or `msgpack2` array reach the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ItemForm {
+    /// Items are strings, given as their UTF-8 text; any other item is unsupported.
+    #[default]
+    Strings,
+    /// Items are JSON text: a string is `"quoted"`, and numbers, lists, objects, booleans and
+    /// `null` pass too.
+    Json,
+}
+
 /// What the items of an object array are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ObjectCodec {
@@ -24,9 +35,9 @@ pub enum ObjectCodec {
     Bytes,
     /// `vlen-array`: 1-d arrays of a fixed-size type.
     Array(DataType),
-    /// `json2` holding strings; its configuration as given.
+    /// `json2`: items of any JSON type; its configuration as given.
     Json(Value),
-    /// `msgpack2` holding strings; its configuration as given.
+    /// `msgpack2`: items of any msgpack type JSON can hold; its configuration as given.
     MsgPack(Value),
 }
 
@@ -105,27 +116,25 @@ impl ObjectCodec {
     }
 
     /// Decodes a chunk holding `shape`'s items (C order): a buffer and each item's byte range
-    /// in it (for the vlen codecs, the encoded bytes themselves).
-    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64]) -> Result<(Vec<u8>, Vec<Range<usize>>)> {
+    /// in it (for the vlen codecs, the encoded bytes themselves; `json2` and `msgpack2` items
+    /// in `form`).
+    pub fn decode(
+        &self,
+        encoded: Vec<u8>,
+        shape: &[u64],
+        form: ItemForm,
+    ) -> Result<(Vec<u8>, Vec<Range<usize>>)> {
         let expected = shape.iter().product::<u64>() as usize;
         match self {
             ObjectCodec::Json(_) => {
                 let value: Value =
                     serde_json::from_slice(&encoded).map_err(|e| self.corrupt(e.to_string()))?;
-                self.gather(
-                    as_items(&value, |v| v.as_array().map(Vec::as_slice)),
-                    shape,
-                    |v| v.as_str(),
-                )
+                self.gather(as_items(&value), shape, form)
             }
             ObjectCodec::MsgPack(_) => {
                 let value = rmpv::decode::read_value(&mut encoded.as_slice())
                     .map_err(|e| self.corrupt(e.to_string()))?;
-                self.gather(
-                    as_items(&value, |v| v.as_array().map(Vec::as_slice)),
-                    shape,
-                    |v| v.as_str(),
-                )
+                self.gather(as_items(&value), shape, form)
             }
             _ => {
                 let items = self.vlen_items(&encoded, expected)?;
@@ -134,12 +143,13 @@ impl ObjectCodec {
         }
     }
 
-    /// Flattens the nested item list of a `json2`/`msgpack2` chunk into one text buffer.
+    /// Flattens the nested item list of a `json2`/`msgpack2` chunk into one text buffer of
+    /// its items in `form`.
     fn gather<V>(
         &self,
         parts: Option<(&[V], &[V])>,
         shape: &[u64],
-        text: impl Fn(&V) -> Option<&str>,
+        form: ItemForm,
     ) -> Result<(Vec<u8>, Vec<Range<usize>>)>
     where
         V: Nested,
@@ -149,11 +159,29 @@ impl ObjectCodec {
         let mut buffer = Vec::new();
         let mut ranges = Vec::new();
         flatten(items, shape, &mut |v| {
-            let s = text(v).ok_or_else(|| {
-                Error::Unsupported(format!("{}: items that are not strings", self.id()))
-            })?;
-            ranges.push(buffer.len()..buffer.len() + s.len());
-            buffer.extend_from_slice(s.as_bytes());
+            let start = buffer.len();
+            match form {
+                ItemForm::Strings => {
+                    let s = v.text().ok_or_else(|| {
+                        Error::Unsupported(format!(
+                            "{}: items that are not strings (read them as JSON text)",
+                            self.id()
+                        ))
+                    })?;
+                    buffer.extend_from_slice(s.as_bytes());
+                }
+                ItemForm::Json => {
+                    let json = v.json().ok_or_else(|| {
+                        Error::Unsupported(format!(
+                            "{}: an item JSON has no form of (binary, extension, a map key \
+                             that is not a string, or a float that is not finite)",
+                            self.id()
+                        ))
+                    })?;
+                    buffer.extend_from_slice(json.to_string().as_bytes());
+                }
+            }
+            ranges.push(start..buffer.len());
             Ok(())
         })
         .map_err(|e| match e {
@@ -203,20 +231,19 @@ impl ObjectCodec {
         Ok(items)
     }
 
-    /// Encodes the items of a chunk of `shape` (C order) into `out`, replacing its contents.
+    /// Encodes the items of a chunk of `shape` (C order) into `out`, replacing its contents;
+    /// `json2` and `msgpack2` items are in `form`.
     pub fn encode<'a>(
         &self,
         items: impl ExactSizeIterator<Item = &'a [u8]>,
         shape: &[u64],
+        form: ItemForm,
         out: &mut Vec<u8>,
     ) -> Result<()> {
         out.clear();
         match self {
             ObjectCodec::Json(_) => {
-                let texts: Vec<Value> = items
-                    .map(|i| Value::String(String::from_utf8_lossy(i).into_owned()))
-                    .collect();
-                let mut list = match nest(texts, shape) {
+                let mut list = match nest(self.item_values(items, form)?, shape) {
                     Value::Array(list) => list,
                     single => vec![single],
                 };
@@ -226,10 +253,9 @@ impl ObjectCodec {
                 Ok(())
             }
             ObjectCodec::MsgPack(_) => {
-                let texts: Vec<rmpv::Value> = items
-                    .map(|i| rmpv::Value::from(String::from_utf8_lossy(i).into_owned()))
-                    .collect();
-                let mut list = match nest(texts, shape) {
+                let values = self.item_values(items, form)?;
+                let packed: Vec<rmpv::Value> = values.iter().map(json_to_msgpack).collect();
+                let mut list = match nest(packed, shape) {
                     rmpv::Value::Array(list) => list,
                     single => vec![single],
                 };
@@ -256,13 +282,34 @@ impl ObjectCodec {
         }
     }
 
+    /// The caller's items of a `json2`/`msgpack2` chunk as JSON values: strings, or parsed
+    /// from JSON text.
+    fn item_values<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        form: ItemForm,
+    ) -> Result<Vec<Value>> {
+        items
+            .enumerate()
+            .map(|(i, item)| match form {
+                ItemForm::Strings => Ok(Value::String(String::from_utf8_lossy(item).into())),
+                ItemForm::Json => serde_json::from_slice(item).map_err(|e| {
+                    Error::InvalidArgument(format!("{}: item {i} is not JSON text: {e}", self.id()))
+                }),
+            })
+            .collect()
+    }
+
     /// The stored item that stands for never-written elements, from the `.zarray`
     /// `fill_value`: text as given (zarr-python 2 writes numbers such as its default `0`, read
     /// as the text `"0"`), base64 for bytes, one element of the given value for arrays; `null`
-    /// is the empty item.
-    pub fn fill_item(&self, fill: &Value) -> Result<Vec<u8>> {
+    /// is the empty item. As JSON items (`form`), the fill value's JSON text.
+    pub fn fill_item(&self, fill: &Value, form: ItemForm) -> Result<Vec<u8>> {
         let bad =
             || Error::InvalidMetadata(format!("fill_value {fill} does not suit {}", self.id()));
+        if form == ItemForm::Json && self.nests_items() {
+            return Ok(fill.to_string().into_bytes());
+        }
         Ok(match (self, fill) {
             (_, Value::Null) => Vec::new(),
             (_, Value::String(text)) if text.is_empty() => Vec::new(),
@@ -293,14 +340,26 @@ impl ObjectCodec {
     }
 }
 
-/// JSON and msgpack values seen as possibly nested lists.
+/// JSON and msgpack values seen as possibly nested lists of items.
 trait Nested: Sized {
     fn list(&self) -> Option<&[Self]>;
+    /// The item when it is a string.
+    fn text(&self) -> Option<&str>;
+    /// The item as JSON (`None` when JSON has no form of it).
+    fn json(&self) -> Option<Value>;
 }
 
 impl Nested for Value {
     fn list(&self) -> Option<&[Value]> {
         self.as_array().map(Vec::as_slice)
+    }
+
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+
+    fn json(&self) -> Option<Value> {
+        Some(self.clone())
     }
 }
 
@@ -308,11 +367,60 @@ impl Nested for rmpv::Value {
     fn list(&self) -> Option<&[rmpv::Value]> {
         self.as_array().map(Vec::as_slice)
     }
+
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+
+    fn json(&self) -> Option<Value> {
+        use rmpv::Value as M;
+        Some(match self {
+            M::Nil => Value::Null,
+            M::Boolean(b) => Value::Bool(*b),
+            M::Integer(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => u.into(),
+                (_, Some(i)) => i.into(),
+                _ => return None,
+            },
+            M::F32(f) => serde_json::Number::from_f64(f64::from(*f))?.into(),
+            M::F64(f) => serde_json::Number::from_f64(*f)?.into(),
+            M::String(s) => Value::String(s.as_str()?.to_string()),
+            M::Array(items) => Value::Array(items.iter().map(Nested::json).collect::<Option<_>>()?),
+            M::Map(pairs) => Value::Object(
+                pairs
+                    .iter()
+                    .map(|(k, v)| Some((k.as_str()?.to_string(), v.json()?)))
+                    .collect::<Option<_>>()?,
+            ),
+            M::Binary(_) | M::Ext(..) => return None,
+        })
+    }
+}
+
+/// A JSON value as msgpack-python packs the Python value it stands for.
+fn json_to_msgpack(value: &Value) -> rmpv::Value {
+    use rmpv::Value as M;
+    match value {
+        Value::Null => M::Nil,
+        Value::Bool(b) => M::Boolean(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), ..) => M::from(u),
+            (_, Some(i), _) => M::from(i),
+            (.., f) => M::F64(f.unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => M::from(s.as_str()),
+        Value::Array(items) => M::Array(items.iter().map(json_to_msgpack).collect()),
+        Value::Object(map) => M::Map(
+            map.iter()
+                .map(|(k, v)| (M::from(k.as_str()), json_to_msgpack(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// Splits `[items..., dtype, shape]` into the items and the two trailing entries.
-fn as_items<V>(value: &V, list: impl Fn(&V) -> Option<&[V]>) -> Option<(&[V], &[V])> {
-    let all = list(value)?;
+fn as_items<V: Nested>(value: &V) -> Option<(&[V], &[V])> {
+    let all = value.list()?;
     (all.len() >= 2).then(|| all.split_at(all.len() - 2))
 }
 
@@ -379,11 +487,15 @@ mod tests {
     #[test]
     fn frames_items_like_numcodecs() {
         let codec = ObjectCodec::Utf8;
-        let (buffer, items) = codec.decode(NUMCODECS_UTF8.to_vec(), &[3]).unwrap();
+        let (buffer, items) = codec
+            .decode(NUMCODECS_UTF8.to_vec(), &[3], ItemForm::Strings)
+            .unwrap();
         let texts: Vec<&[u8]> = items.iter().map(|r| &buffer[r.clone()]).collect();
         assert_eq!(texts, vec!["héllo".as_bytes(), b"", b"0"]);
         let mut out = Vec::new();
-        codec.encode(texts.into_iter(), &[3], &mut out).unwrap();
+        codec
+            .encode(texts.into_iter(), &[3], ItemForm::Strings, &mut out)
+            .unwrap();
         assert_eq!(out, NUMCODECS_UTF8);
     }
 
@@ -405,49 +517,121 @@ mod tests {
             })
             .collect();
         for (codec, bytes) in [(json_codec, json_bytes), (msgpack, msgpack_bytes)] {
-            let (buffer, items) = codec.decode(bytes.clone(), &[3]).unwrap();
+            let (buffer, items) = codec
+                .decode(bytes.clone(), &[3], ItemForm::Strings)
+                .unwrap();
             let texts: Vec<&[u8]> = items.iter().map(|r| &buffer[r.clone()]).collect();
             assert_eq!(texts, vec!["héllo".as_bytes(), b"", b"x"]);
             let mut out = Vec::new();
-            codec.encode(texts.into_iter(), &[3], &mut out).unwrap();
+            codec
+                .encode(texts.into_iter(), &[3], ItemForm::Strings, &mut out)
+                .unwrap();
             assert_eq!(out, bytes);
-            assert!(codec.decode(bytes, &[4]).is_err());
+            assert!(codec.decode(bytes, &[4], ItemForm::Strings).is_err());
         }
         let nested = br#"[["a","b"],["c","d"],"|O",[2,2]]"#.to_vec();
         let codec = ObjectCodec::from_config(&json!({"id": "json2"}))
             .unwrap()
             .unwrap();
-        let (buffer, items) = codec.decode(nested.clone(), &[2, 2]).unwrap();
+        let (buffer, items) = codec
+            .decode(nested.clone(), &[2, 2], ItemForm::Strings)
+            .unwrap();
         assert_eq!(
             items.iter().map(|r| &buffer[r.clone()]).collect::<Vec<_>>(),
             vec![b"a", b"b", b"c", b"d"]
         );
         let mut out = Vec::new();
         codec
-            .encode(items.iter().map(|r| &buffer[r.clone()]), &[2, 2], &mut out)
+            .encode(
+                items.iter().map(|r| &buffer[r.clone()]),
+                &[2, 2],
+                ItemForm::Strings,
+                &mut out,
+            )
             .unwrap();
         assert_eq!(out, nested);
         assert!(matches!(
-            codec.decode(br#"[1,2,"|O",[2]]"#.to_vec(), &[2]),
+            codec.decode(br#"[1,2,"|O",[2]]"#.to_vec(), &[2], ItemForm::Strings),
             Err(Error::Unsupported(_))
+        ));
+    }
+
+    /// As JSON text, items of every type pass both codecs and come back the same; msgpack
+    /// binary items have no JSON form.
+    #[test]
+    fn items_of_every_json_type_pass_as_json_text() {
+        let items = [
+            r#"1"#,
+            r#""s""#,
+            r#"[1,2.5,null]"#,
+            r#"{"k":[true,false]}"#,
+            r#"null"#,
+            r#"-7"#,
+        ];
+        for id in ["json2", "msgpack2"] {
+            let codec = ObjectCodec::from_config(&json!({ "id": id }))
+                .unwrap()
+                .unwrap();
+            let mut out = Vec::new();
+            let texts = items.iter().map(|i| i.as_bytes());
+            codec
+                .encode(texts, &[2, 3], ItemForm::Json, &mut out)
+                .unwrap();
+            let (buffer, ranges) = codec.decode(out.clone(), &[2, 3], ItemForm::Json).unwrap();
+            let back: Vec<&[u8]> = ranges.iter().map(|r| &buffer[r.clone()]).collect();
+            assert_eq!(back, items.map(str::as_bytes), "{id}");
+            assert!(
+                codec.decode(out, &[2, 3], ItemForm::Strings).is_err(),
+                "{id}"
+            );
+            let bad = codec.encode(
+                [&b"{x"[..]].into_iter(),
+                &[1],
+                ItemForm::Json,
+                &mut Vec::new(),
+            );
+            assert!(matches!(bad, Err(Error::InvalidArgument(m)) if m.contains("item 0")));
+            assert_eq!(codec.fill_item(&json!(0), ItemForm::Json).unwrap(), b"0");
+        }
+        let mut binary = Vec::new();
+        let chunk = rmpv::Value::Array(vec![
+            rmpv::Value::Binary(vec![1, 2]),
+            rmpv::Value::from("|O"),
+            rmpv::Value::Array(vec![rmpv::Value::from(1)]),
+        ]);
+        rmpv::encode::write_value(&mut binary, &chunk).unwrap();
+        let codec = ObjectCodec::from_config(&json!({"id": "msgpack2"}))
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            codec.decode(binary, &[1], ItemForm::Json),
+            Err(Error::Unsupported(m)) if m.contains("binary")
         ));
     }
 
     #[test]
     fn refuses_corrupt_chunks() {
         let codec = ObjectCodec::Utf8;
-        assert!(codec.decode(NUMCODECS_UTF8.to_vec(), &[4]).is_err());
+        assert!(codec
+            .decode(NUMCODECS_UTF8.to_vec(), &[4], ItemForm::Strings)
+            .is_err());
         for cut in 0..NUMCODECS_UTF8.len() {
             let err = codec
-                .decode(NUMCODECS_UTF8[..cut].to_vec(), &[3])
+                .decode(NUMCODECS_UTF8[..cut].to_vec(), &[3], ItemForm::Strings)
                 .unwrap_err();
             assert!(matches!(err, Error::CorruptChunk(_)), "{cut}");
         }
         let huge = [3u8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
-        assert!(codec.decode(huge.to_vec(), &[3]).is_err());
+        assert!(codec
+            .decode(huge.to_vec(), &[3], ItemForm::Strings)
+            .is_err());
         let array = ObjectCodec::Array(DataType::parse_typestr("<i4").unwrap());
         assert!(array
-            .decode(b"\x01\x00\x00\x00\x03\x00\x00\x00abc".to_vec(), &[1])
+            .decode(
+                b"\x01\x00\x00\x00\x03\x00\x00\x00abc".to_vec(),
+                &[1],
+                ItemForm::Strings
+            )
             .is_err());
         let json_codec = ObjectCodec::from_config(&json!({"id": "json2"}))
             .unwrap()
@@ -459,7 +643,9 @@ mod tests {
             br#"[["a"],"|O",[2]]"#,
         ] {
             assert!(
-                json_codec.decode(bad.to_vec(), &[2]).is_err(),
+                json_codec
+                    .decode(bad.to_vec(), &[2], ItemForm::Strings)
+                    .is_err(),
                 "{}",
                 String::from_utf8_lossy(bad)
             );
@@ -472,15 +658,35 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(array.config(), json!({"id": "vlen-array", "dtype": "<i4"}));
-        assert_eq!(array.fill_item(&json!(7)).unwrap(), 7i32.to_le_bytes());
-        assert_eq!(ObjectCodec::Utf8.fill_item(&json!(0)).unwrap(), b"0");
-        assert_eq!(ObjectCodec::Utf8.fill_item(&json!("x")).unwrap(), b"x");
-        assert_eq!(ObjectCodec::Bytes.fill_item(&json!("YWI=")).unwrap(), b"ab");
+        assert_eq!(
+            array.fill_item(&json!(7), ItemForm::Strings).unwrap(),
+            7i32.to_le_bytes()
+        );
+        assert_eq!(
+            ObjectCodec::Utf8
+                .fill_item(&json!(0), ItemForm::Strings)
+                .unwrap(),
+            b"0"
+        );
+        assert_eq!(
+            ObjectCodec::Utf8
+                .fill_item(&json!("x"), ItemForm::Strings)
+                .unwrap(),
+            b"x"
+        );
+        assert_eq!(
+            ObjectCodec::Bytes
+                .fill_item(&json!("YWI="), ItemForm::Strings)
+                .unwrap(),
+            b"ab"
+        );
         assert!(ObjectCodec::from_config(&json!({"id": "zlib"}))
             .unwrap()
             .is_none());
         assert!(ObjectCodec::from_config(&json!({"id": "pickle"})).is_err());
         assert!(ObjectCodec::from_config(&json!({"id": "vlen-array"})).is_err());
-        assert!(ObjectCodec::Bytes.fill_item(&json!(1.5)).is_err());
+        assert!(ObjectCodec::Bytes
+            .fill_item(&json!(1.5), ItemForm::Strings)
+            .is_err());
     }
 }

@@ -11,8 +11,8 @@ use std::ffi::{c_char, c_void};
 /// The object codec of an object (`|O`, `ZARR_DTYPE_OBJECT`) array as JSON:
 /// `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
 /// `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type), `{"id": "json2", ...}` or
-/// `{"id": "msgpack2"}` (strings), with their full configurations; `"null"` for other arrays.
-/// Free with `zarr_string_free`.
+/// `{"id": "msgpack2"}` (strings, or items of any JSON type: `zarr_array_set_json_items`),
+/// with their full configurations; `"null"` for other arrays. Free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.
@@ -26,6 +26,40 @@ pub unsafe extern "C" fn zarr_array_object_codec(
             .object_codec()
             .map_or(serde_json::Value::Null, |c| c.config());
         Ok(config.to_string())
+    })
+}
+
+/// Sets whether the items of a `json2` or `msgpack2` array pass through the vlen calls as
+/// JSON text: a string item is then `"quoted"`, and numbers, lists, objects, booleans and
+/// `null` pass too (as numcodecs' `JSON` and `MsgPack` hold them); an item written must be JSON
+/// text (`ZARR_ERR_INVALID_ARGUMENT` naming it otherwise). Off by default: items are strings,
+/// given as their UTF-8 text, and any other item read is `ZARR_ERR_UNSUPPORTED`. Applies to
+/// this handle; other arrays: `ZARR_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `array` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_json_items(
+    array: *mut zarr_array,
+    on: bool,
+) -> zarr_status {
+    run(|| array_arg(array)?.set_json_items(on))
+}
+
+/// Whether the items of this handle's `json2`/`msgpack2` array pass as JSON text
+/// (`zarr_array_set_json_items`).
+///
+/// # Safety
+/// `array` must be a live handle and `out_on` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_json_items(
+    array: *const zarr_array,
+    out_on: *mut bool,
+) -> zarr_status {
+    run(|| {
+        let on = array_arg(array)?.json_items();
+        *out_arg(out_on, "out_on")? = on;
+        Ok(())
     })
 }
 

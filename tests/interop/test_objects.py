@@ -1,5 +1,7 @@
 """Object arrays (`|O`) against zarr-python, both directions: vlen-utf8, vlen-bytes, vlen-array, and json2 /
-msgpack2 holding strings, C and F order, with and without a compressor, missing chunks read as the fill value.
+msgpack2 holding strings, C and F order, with and without a compressor, missing chunks read as the fill value;
+and json2 / msgpack2 holding items of every JSON type (numbers, lists, dicts, booleans, None, strings), which
+libzarr passes as JSON text once `json_items` is on (a string item as a plain string is then unsupported).
 libzarr hands items over in the Arrow-style layout (offsets + one buffer); the binding turns them into bytes.
 
 zarr-python 2 misreads F-order json2/msgpack2 arrays, its own included: it writes each chunk's items nested in
@@ -105,3 +107,36 @@ def test_libzarr_writes_zarr_python_reads(tmp_path, case):
     missing = np.asarray(z[3:, :]).reshape(-1)
     if fill is not None:
         assert all(v == fill for v in missing)
+
+
+MIXED = [1, "text", [1, 2.5, None], {"k": [True, False], "n": -3}, None, 2.25, "", True, {"": "é"}, -7]
+
+
+@pytest.mark.parametrize("name", ["json2", "msgpack2"])
+def test_items_of_every_json_type_both_ways(tmp_path, name):
+    if zpy.ZARR3:
+        pytest.skip("zarr 3 cannot create or open json2/msgpack2 object arrays")
+    codec = CODECS[name][0]
+    data = np.empty((4, 5), dtype=object)
+    for k, index in enumerate(np.ndindex(4, 5)):
+        data[index] = MIXED[k % len(MIXED)]
+    z = zarr.open_array(str(tmp_path / "py"), mode="w", shape=(4, 5), chunks=(3, 2), dtype=object,
+                        object_codec=codec, fill_value=0)
+    z[:3, :] = data[:3, :]  # the last row's chunks stay missing: the fill value, 0
+    with libzarr.open_store(tmp_path, "a") as store:
+        with store.open_array("py") as arr:
+            with pytest.raises(libzarr.LibzarrError, match="not strings"):
+                arr.read_vlen()
+            arr.json_items = True
+            got = [json.loads(item) for item in arr.read_vlen()]
+            assert got[:15] == list(data[:3, :].reshape(-1)) and got[15:] == [0] * 5
+        meta = {"shape": [4, 5], "chunks": [3, 2], "dtype": "|O", "order": "C", "filters": [codec.get_config()],
+                "fill_value": None, "compressor": None}
+        with store.create_array("lz", json.dumps(meta)) as arr:
+            arr.json_items = True
+            arr.write_vlen([json.dumps(v).encode() for v in data.reshape(-1)], (0, 0), (4, 5))
+            with pytest.raises(libzarr.LibzarrError, match="item 0 is not JSON text"):
+                arr.write_vlen([b"{oops"], (0, 0), (1, 1))
+    back = zarr.open_array(str(tmp_path / "lz"), mode="r")
+    assert [back[index] for index in np.ndindex(4, 5)] == list(data.reshape(-1))
+
