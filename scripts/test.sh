@@ -42,6 +42,7 @@ if ! dpkg -s $c_packages >/dev/null 2>&1; then
 fi
 python3 scripts/generate-fortran.py --check # the committed Fortran module is up to date
 python3 scripts/check-python-binding.py # bindings/python's ctypes declarations match zarr.h
+python3 scripts/generate-support-matrix.py --check # docs/support-matrix.md matches `zarr version --json` and the peers' results
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON \
   -DZARR_REQUIRE_GDAL=ON -DZARR_REQUIRE_DOXYGEN=ON
 cmake --build build/cmake --parallel 2

@@ -141,6 +141,7 @@ for _name in ("zarr_store_copy_options", "zarr_node_copy"):
 # Zarr v3 (zarr.json): the inner chunks of sharded arrays, dimension names, the format of a node
 _SIGNATURES["zarr_array_inner_chunks"] = [_h, _sz, _u64p]
 _SIGNATURES["zarr_array_grid_shape"] = [_h, _sz, _u64p]
+_SIGNATURES["zarr_features"] = [_out_s]
 _SIGNATURES["zarr_array_set_json_items"] = [_h, C.c_bool]
 _SIGNATURES["zarr_array_json_items"] = [_h, C.POINTER(C.c_bool)]
 _SIGNATURES["zarr_array_dimension_names"] = [_h, _out_s]
@@ -430,6 +431,13 @@ def dtype_to_json(dtype):
 
 def version():
     return lib().zarr_version().decode()
+
+
+def features():
+    """zarr_features: what this build reads and writes, as a dict."""
+    out = C.c_void_p()
+    _call("zarr_features", C.byref(out))
+    return json.loads(_take_string(out))
 
 
 def status_name(status):
