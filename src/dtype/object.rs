@@ -1,6 +1,6 @@
 //! Object arrays (`|O`): variable-length values whose stored form is set by the object codec,
-//! the first filter of the array (numcodecs `vlen-utf8`, `vlen-bytes`, `vlen-array`, and
-//! `json2` / `msgpack2` holding strings).
+//! the first filter of the array (numcodecs `vlen-utf8`, `vlen-bytes`, `vlen-array`, `json2` /
+//! `msgpack2` holding strings or any JSON value, and `categorize` of object labels).
 //!
 //! The vlen codecs frame a chunk the same way: a little-endian `u32` item count, then per item
 //! a little-endian `u32` byte length and the bytes; decoding yields byte ranges into the
@@ -39,11 +39,27 @@ pub enum ObjectCodec {
     Json(Value),
     /// `msgpack2`: items of any msgpack type JSON can hold; its configuration as given.
     MsgPack(Value),
+    /// `categorize` of an object array: text items stored as their 1-based index in `labels`
+    /// (0 for the empty text when it is not a label), each code an element of `astype`.
+    Categorize {
+        /// The labels, in order.
+        labels: Vec<String>,
+        /// The type of the codes (an integer, float or bool type).
+        astype: DataType,
+        /// The configuration as given.
+        config: Value,
+    },
 }
 
 /// The ids of the object codecs [`ObjectCodec::from_config`] recognises and reads.
-pub const OBJECT_CODEC_IDS: [&str; 5] =
-    ["vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2"];
+pub const OBJECT_CODEC_IDS: [&str; 6] = [
+    "vlen-utf8",
+    "vlen-bytes",
+    "vlen-array",
+    "json2",
+    "msgpack2",
+    "categorize",
+];
 
 impl ObjectCodec {
     /// Recognises an object codec configuration; `None` for other filters.
@@ -69,6 +85,9 @@ impl ObjectCodec {
             }
             Some("json2") => ObjectCodec::Json(config.clone()),
             Some("msgpack2") => ObjectCodec::MsgPack(config.clone()),
+            Some("categorize") if config.get("dtype").and_then(Value::as_str) == Some("|O") => {
+                categorize(config)?
+            }
             Some(id @ "pickle") => return Err(Error::Unsupported(format!("object codec {id:?}"))),
             _ => return Ok(None),
         };
@@ -81,7 +100,9 @@ impl ObjectCodec {
             ObjectCodec::Utf8 => json!({"id": "vlen-utf8"}),
             ObjectCodec::Bytes => json!({"id": "vlen-bytes"}),
             ObjectCodec::Array(dtype) => json!({"id": "vlen-array", "dtype": dtype.to_json()}),
-            ObjectCodec::Json(config) | ObjectCodec::MsgPack(config) => config.clone(),
+            ObjectCodec::Json(config)
+            | ObjectCodec::MsgPack(config)
+            | ObjectCodec::Categorize { config, .. } => config.clone(),
         }
     }
 
@@ -95,7 +116,10 @@ impl ObjectCodec {
     pub fn holds_text(&self) -> bool {
         matches!(
             self,
-            ObjectCodec::Utf8 | ObjectCodec::Json(_) | ObjectCodec::MsgPack(_)
+            ObjectCodec::Utf8
+                | ObjectCodec::Json(_)
+                | ObjectCodec::MsgPack(_)
+                | ObjectCodec::Categorize { .. }
         )
     }
 
@@ -135,6 +159,27 @@ impl ObjectCodec {
                 let value = rmpv::decode::read_value(&mut encoded.as_slice())
                     .map_err(|e| self.corrupt(e.to_string()))?;
                 self.gather(as_items(&value), shape, form)
+            }
+            ObjectCodec::Categorize { labels, astype, .. } => {
+                if encoded.len() != expected.saturating_mul(astype.size) {
+                    return Err(self.corrupt(format!(
+                        "{} bytes where {expected} codes of {} take {}",
+                        encoded.len(),
+                        astype.typestr(),
+                        expected.saturating_mul(astype.size)
+                    )));
+                }
+                let mut buffer = Vec::new();
+                let mut ranges = Vec::with_capacity(expected);
+                for code in encoded.chunks_exact(astype.size) {
+                    let start = buffer.len();
+                    // As numcodecs: a code that is no label's index decodes to the empty text.
+                    if let Some(label) = label_index(code, astype).and_then(|i| labels.get(i)) {
+                        buffer.extend_from_slice(label.as_bytes());
+                    }
+                    ranges.push(start..buffer.len());
+                }
+                Ok((buffer, ranges))
             }
             _ => {
                 let items = self.vlen_items(&encoded, expected)?;
@@ -266,6 +311,23 @@ impl ObjectCodec {
                 rmpv::encode::write_value(out, &rmpv::Value::Array(list))
                     .map_err(|e| Error::Internal(format!("msgpack2: {e}")))
             }
+            ObjectCodec::Categorize { labels, astype, .. } => {
+                for (i, item) in items.enumerate() {
+                    // A repeated label's last index wins, as in numcodecs.
+                    let code = match labels.iter().rposition(|l| l.as_bytes() == item) {
+                        Some(at) => at + 1,
+                        None if item.is_empty() => 0,
+                        None => {
+                            return Err(Error::InvalidArgument(format!(
+                                "categorize: item {i} ({:?}) is not one of the labels (numcodecs would store it as the empty text)",
+                                String::from_utf8_lossy(item)
+                            )))
+                        }
+                    };
+                    out.extend(code_bytes(code, astype)?);
+                }
+                Ok(())
+            }
             _ => {
                 let count = u32::try_from(items.len())
                     .map_err(|_| Error::TooLarge(format!("{}: too many items", self.id())))?;
@@ -332,12 +394,111 @@ impl ObjectCodec {
             ObjectCodec::Array(_) => "vlen-array",
             ObjectCodec::Json(_) => "json2",
             ObjectCodec::MsgPack(_) => "msgpack2",
+            ObjectCodec::Categorize { .. } => "categorize",
         }
     }
 
     fn corrupt(&self, why: String) -> Error {
         Error::CorruptChunk(format!("{}: {why}", self.id()))
     }
+}
+
+/// The object codec of `{"id": "categorize", "dtype": "|O", "labels": [...], "astype": ...}`.
+fn categorize(config: &Value) -> Result<ObjectCodec> {
+    let invalid = |key: &str, what: &str| {
+        Error::InvalidMetadata(format!(
+            "categorize filter: \"{key}\" must be {what}, got {}",
+            config.get(key).unwrap_or(&Value::Null)
+        ))
+    };
+    let labels = config
+        .get("labels")
+        .and_then(Value::as_array)
+        .and_then(|l| l.iter().map(|v| v.as_str().map(String::from)).collect())
+        .ok_or_else(|| invalid("labels", "a list of strings"))?;
+    let astype = match config.get("astype") {
+        None => DataType::parse_typestr("|u1")?,
+        Some(Value::String(text)) => DataType::parse_typestr(text)
+            .ok()
+            .filter(|t| {
+                matches!(
+                    t.kind,
+                    super::DataTypeKind::Int
+                        | super::DataTypeKind::UInt
+                        | super::DataTypeKind::Float
+                        | super::DataTypeKind::Bool
+                ) && t.size <= 8
+            })
+            .ok_or_else(|| invalid("astype", "an integer, float or bool type"))?,
+        Some(_) => return Err(invalid("astype", "a type string")),
+    };
+    Ok(ObjectCodec::Categorize {
+        labels,
+        astype,
+        config: config.clone(),
+    })
+}
+
+/// The label index a stored code (an element of `astype`) stands for: its value less one.
+fn label_index(code: &[u8], astype: &DataType) -> Option<usize> {
+    let mut native = code.to_vec();
+    astype.byte_swap().apply(&mut native);
+    let mut little = native.clone();
+    if cfg!(target_endian = "big") {
+        little.reverse();
+    }
+    let value = match (&astype.kind, native.len()) {
+        (super::DataTypeKind::Float, 2) => {
+            f64::from(half::f16::from_ne_bytes(native.try_into().ok()?))
+        }
+        (super::DataTypeKind::Float, 4) => f64::from(f32::from_ne_bytes(native.try_into().ok()?)),
+        (super::DataTypeKind::Float, _) => f64::from_ne_bytes(native.try_into().ok()?),
+        (super::DataTypeKind::Int, n) => {
+            let mut wide = [if little[n - 1] & 0x80 != 0 { 0xff } else { 0 }; 8];
+            wide[..n].copy_from_slice(&little);
+            i64::from_le_bytes(wide) as f64
+        }
+        (_, n) => {
+            let mut wide = [0u8; 8];
+            wide[..n].copy_from_slice(&little);
+            u64::from_le_bytes(wide) as f64
+        }
+    };
+    (value >= 1.0 && value.fract() == 0.0 && value <= usize::MAX as f64).then(|| value as usize - 1)
+}
+
+/// The stored code `code` as an element of `astype`; [`Error::InvalidArgument`] when it does
+/// not fit (more labels than the type counts, as numcodecs refuses).
+fn code_bytes(code: usize, astype: &DataType) -> Result<Vec<u8>> {
+    let n = astype.size;
+    let mut native = match astype.kind {
+        super::DataTypeKind::Float => match n {
+            2 => half::f16::from_f64(code as f64).to_ne_bytes().to_vec(),
+            4 => (code as f32).to_ne_bytes().to_vec(),
+            _ => (code as f64).to_ne_bytes().to_vec(),
+        },
+        _ => {
+            let bits = n * 8 - usize::from(astype.kind == super::DataTypeKind::Int);
+            let fits = match astype.kind {
+                super::DataTypeKind::Bool => code <= 1,
+                _ => bits >= usize::BITS as usize || code < 1usize << bits,
+            };
+            if !fits {
+                return Err(Error::InvalidArgument(format!(
+                    "categorize: label index {code} does not fit astype {}",
+                    astype.typestr()
+                )));
+            }
+            let wide = (code as u64).to_le_bytes();
+            let mut native = wide[..n].to_vec();
+            if cfg!(target_endian = "big") {
+                native.reverse();
+            }
+            native
+        }
+    };
+    astype.byte_swap().apply(&mut native);
+    Ok(native)
 }
 
 /// JSON and msgpack values seen as possibly nested lists of items.
@@ -554,6 +715,40 @@ mod tests {
             codec.decode(br#"[1,2,"|O",[2]]"#.to_vec(), &[2], ItemForm::Strings),
             Err(Error::Unsupported(_))
         ));
+    }
+
+    /// Object labels as numcodecs' Categorize stores them: 1-based codes of `astype`, 0 for
+    /// the empty text; an item that is no label is refused, a code that is none decodes empty.
+    #[test]
+    fn categorizes_object_labels_like_numcodecs() {
+        let config =
+            json!({"id": "categorize", "labels": ["a", "bé", "a"], "dtype": "|O", "astype": ">u2"});
+        let codec = ObjectCodec::from_config(&config).unwrap().unwrap();
+        assert_eq!(codec.config(), config);
+        let mut out = Vec::new();
+        let items: [&[u8]; 4] = [b"a", "bé".as_bytes(), b"", b"a"];
+        codec
+            .encode(items.into_iter(), &[4], ItemForm::Strings, &mut out)
+            .unwrap();
+        assert_eq!(out, [0, 3, 0, 2, 0, 0, 0, 3]);
+        let (buffer, ranges) = codec
+            .decode([0, 2, 0, 9, 0, 3].to_vec(), &[3], ItemForm::Strings)
+            .unwrap();
+        let back: Vec<&[u8]> = ranges.iter().map(|r| &buffer[r.clone()]).collect();
+        assert_eq!(back, vec!["bé".as_bytes(), b"", b"a"]);
+        let bad = codec.encode([&b"z"[..]].into_iter(), &[1], ItemForm::Strings, &mut out);
+        assert!(
+            matches!(bad, Err(Error::InvalidArgument(m)) if m.contains("not one of the labels"))
+        );
+        assert!(matches!(
+            codec.decode(vec![0; 5], &[3], ItemForm::Strings),
+            Err(Error::CorruptChunk(_))
+        ));
+        let many: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+        let small = json!({"id": "categorize", "labels": many, "dtype": "|O", "astype": "|u1"});
+        let small = ObjectCodec::from_config(&small).unwrap().unwrap();
+        let too_far = small.encode([&b"299"[..]].into_iter(), &[1], ItemForm::Strings, &mut out);
+        assert!(matches!(too_far, Err(Error::InvalidArgument(m)) if m.contains("does not fit")));
     }
 
     /// As JSON text, items of every type pass both codecs and come back the same; msgpack

@@ -12,7 +12,8 @@ use std::ffi::{c_char, c_void};
 /// `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
 /// `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type), `{"id": "json2", ...}` or
 /// `{"id": "msgpack2"}` (strings, or items of any JSON type: `zarr_array_set_json_items`),
-/// with their full configurations; `"null"` for other arrays. Free with `zarr_string_free`.
+/// `{"id": "categorize", "dtype": "|O", ...}` (text items, each one of its labels), with their
+/// full configurations; `"null"` for other arrays. Free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.

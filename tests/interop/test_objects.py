@@ -1,7 +1,8 @@
 """Object arrays (`|O`) against zarr-python, both directions: vlen-utf8, vlen-bytes, vlen-array, and json2 /
 msgpack2 holding strings, C and F order, with and without a compressor, missing chunks read as the fill value;
 and json2 / msgpack2 holding items of every JSON type (numbers, lists, dicts, booleans, None, strings), which
-libzarr passes as JSON text once `json_items` is on (a string item as a plain string is then unsupported).
+libzarr passes as JSON text once `json_items` is on (a string item as a plain string is then unsupported); and
+numcodecs' Categorize as the object codec (object labels), both directions.
 libzarr hands items over in the Arrow-style layout (offsets + one buffer); the binding turns them into bytes.
 
 zarr-python 2 misreads F-order json2/msgpack2 arrays, its own included: it writes each chunk's items nested in
@@ -139,4 +140,29 @@ def test_items_of_every_json_type_both_ways(tmp_path, name):
                 arr.write_vlen([b"{oops"], (0, 0), (1, 1))
     back = zarr.open_array(str(tmp_path / "lz"), mode="r")
     assert [back[index] for index in np.ndindex(4, 5)] == list(data.reshape(-1))
+
+
+@pytest.mark.parametrize("order", "CF")
+def test_categorize_with_object_labels_both_ways(tmp_path, order):
+    if zpy.ZARR3:
+        pytest.skip("zarr 3 cannot create or open object arrays with categorize")
+    labels = ["north", "éast", "", "west"]
+    codec = numcodecs.Categorize(labels=labels, dtype=object, astype="u2")
+    data = np.array([[labels[(r * 5 + c) % 4] for c in range(5)] for r in range(4)], dtype=object)
+    z = zarr.open_array(str(tmp_path / "py"), mode="w", shape=(4, 5), chunks=(3, 2), dtype=object,
+                        object_codec=codec, order=order, fill_value="")
+    z[:3, :] = data[:3, :]
+    with libzarr.open_store(tmp_path, "a") as store:
+        with store.open_array("py") as arr:
+            assert arr.object_codec()["id"] == "categorize"
+            got = arr.read_vlen()
+            assert got[:15] == [v.encode() for v in data[:3, :].reshape(-1)] and got[15:] == [b""] * 5
+        meta = {"shape": [4, 5], "chunks": [3, 2], "dtype": "|O", "order": order,
+                "filters": [codec.get_config()], "fill_value": "", "compressor": {"id": "zstd", "level": 1}}
+        with store.create_array("lz", json.dumps(meta)) as arr:
+            arr.write_vlen([v.encode() for v in data.reshape(-1)], (0, 0), (4, 5))
+            with pytest.raises(libzarr.LibzarrError, match="not one of the labels"):
+                arr.write_vlen([b"south"], (0, 0), (1, 1))
+    back = zarr.open_array(str(tmp_path / "lz"), mode="r")
+    assert (np.asarray(back[:]) == data).all()
 

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 /// `{"id": "categorize", "labels": ["a", "b"], "dtype": "<U1", "astype": "|u1"}`.
 ///
-/// For fixed-width text (`<U`/`>U`) arrays; object arrays (`"|O"`) are not supported yet.
+/// For fixed-width text (`<U`/`>U`) arrays; for object arrays (`"|O"`) it is the object codec
+/// (`dtype::ObjectCodec::Categorize`), the array's first filter.
 /// As in NumPy, text compares without its trailing NUL padding, a label matching several
 /// elements' text gets them all, a repeated label's last index wins, and decoding truncates
 /// labels longer than the type holds. Like numcodecs, encoding fails when a label's index
@@ -40,7 +41,7 @@ enum CodeKey {
 }
 
 impl Categorize {
-    /// Reads `labels` (a list of strings) and `dtype` (`<Un`/`>Un`; `|O` is unsupported),
+    /// Reads `labels` (a list of strings) and `dtype` (`<Un`/`>Un`; `|O` only as an object codec),
     /// both required, and `astype` (a numeric type, default `|u1`).
     pub(crate) fn from_config(obj: &Map<String, Value>) -> Result<(Categorize, ElemType)> {
         let cfg = Config::filter(obj, "categorize");
@@ -53,8 +54,8 @@ impl Categorize {
         let (chars, big) = match dtype_value.as_str().and_then(ElemType::parse) {
             Some(ElemType::Unicode { chars, big }) => (chars, big),
             Some(ElemType::Object) => {
-                return Err(Error::Unsupported(
-                    "categorize filter: object arrays (dtype \"|O\") are not supported yet".into(),
+                return Err(Error::InvalidMetadata(
+                    "categorize filter with dtype \"|O\": the object codec of an object array, so its first filter".into(),
                 ))
             }
             _ => return Err(cfg.invalid("dtype", "a unicode type such as \"<U10\" (or \"|O\")")),
@@ -323,7 +324,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            matches!(err, Error::Unsupported(ref m) if m.contains("categorize")),
+            matches!(err, Error::InvalidMetadata(ref m) if m.contains("object codec")),
             "{err}"
         );
         assert_invalid(
