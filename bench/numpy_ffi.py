@@ -31,6 +31,8 @@ def load():
         "zarr_array_create": ([handle, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(handle)],
                               ctypes.c_int32),
         "zarr_array_close": ([handle], ctypes.c_int32),
+        "zarr_array_grid_shape": ([handle, ctypes.c_size_t, U64], ctypes.c_int32),
+        "zarr_array_block_box": ([handle, ctypes.c_size_t, U64, U64, U64, U64], ctypes.c_int32),
         "zarr_array_read": ([handle, ctypes.c_size_t, U64, U64, ctypes.c_void_p, ctypes.c_size_t],
                             ctypes.c_int32),
         "zarr_array_read_strided": ([handle, ctypes.c_size_t, U64, U64, U64, U64, ctypes.c_void_p,
@@ -68,6 +70,23 @@ class Array:
     def close(self):
         self.lib.zarr_array_close(self.array)
         self.lib.zarr_store_close(self.store)
+
+    def chunk_boxes(self):
+        """Every chunk of the grid (every shard when sharded) as (starts, counts), in C order of
+        the grid, edge chunks clipped: from zarr_array_grid_shape and zarr_array_block_box, so
+        the unequal chunks of a rectilinear grid too (zarr_array_chunks has no one shape for
+        them)."""
+        ndim = len(data.SHAPE)
+        grid = (ctypes.c_uint64 * ndim)()
+        self.check(self.lib.zarr_array_grid_shape(self.array, ndim, grid))
+        starts, counts = [], []
+        for index in np.ndindex(*grid):
+            start, count = (ctypes.c_uint64 * ndim)(), (ctypes.c_uint64 * ndim)()
+            self.check(self.lib.zarr_array_block_box(self.array, ndim, _u64s(index), _u64s([1] * ndim),
+                                                     start, count))
+            starts.append(list(start))
+            counts.append(list(count))
+        return starts, counts
 
     def read(self, start, count, out=None):
         out = np.empty(count, dtype=data.DTYPE) if out is None else out

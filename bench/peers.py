@@ -2,7 +2,8 @@
 
 `python peers.py IMPL` speaks the same line protocol as the Rust worker (see README.md): a
 greeting line, then one JSON reply per JSON request on stdin. Each timed operation includes
-opening the array; both libraries run with their default thread pools.
+opening the array; both libraries run with their default thread pools. `zarr-python-newest` is
+the same zarr-python worker run by the newest zarr-python's interpreter (data.NEWEST_PYTHON).
 """
 
 import json
@@ -23,6 +24,34 @@ import s3
 
 # zarr-python 3 warns on every open of v3 consolidated metadata (not in the v3 spec yet).
 warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part")
+
+
+class Unsupported(Exception):
+    """An operation the implementation cannot do (reported as "n/a" with the reason)."""
+
+
+def chunk_grid_name(path, metadata=None):
+    """The chunk grid of a v3 array (its document, or the `zarr.json` at a local `path`); None
+    for a v2 array or a remote one."""
+    if metadata is None:
+        document = Path(path, "zarr.json")
+        if s3.is_s3(path) or not document.exists():
+            return None
+        metadata = json.loads(document.read_text())
+    return metadata.get("chunk_grid", {}).get("name")
+
+
+def unsupported_grid(impl, error, path, metadata=None):
+    """`error` (opening or creating the array at `path`) as Unsupported when the array's chunk
+    grid is not the regular one, which these versions may not know (tensorstore 0.1 and
+    zarr-python before 3.2 have no rectilinear grid); None for any other error."""
+    grid = chunk_grid_name(path, metadata)
+    if grid in (None, "regular"):
+        return None
+    reason = str(error).split(" [tensorstore_spec=")[0]  # tensorstore appends the whole spec
+    if "Expected" in reason:  # tensorstore's, after the path of the member it parsed
+        reason = reason[reason.index("Expected"):]
+    return Unsupported(f"{impl} has no {grid} chunk grid ({type(error).__name__}: {reason})")
 
 
 class Sink:
@@ -69,14 +98,15 @@ def reset_peak_memory():
         pass
 
 
-def read_boxes_in_threads(read, starts, count, threads, sink):
-    """Reads each box once from `threads` threads at once (thread t takes boxes t, t +
-    threads, ...), each result handed to `sink` in the boxes' order when it verifies."""
+def read_boxes_in_threads(read, starts, counts, threads, sink):
+    """Reads each box (`counts[i]` elements from `starts[i]`) once from `threads` threads at
+    once (thread t takes boxes t, t + threads, ...), each result handed to `sink` in the boxes'
+    order when it verifies."""
     kept = {}
 
     def work(t):
         for i in range(t, len(starts), threads):
-            values = read(box(starts[i], count))
+            values = read(starts[i], counts[i])
             if sink.crc is not None:
                 kept[i] = values
 
@@ -122,7 +152,10 @@ class TensorStore:
         spec = {"driver": "zarr3" if v3 else "zarr", "kvstore": kvstore}
         if metadata:
             spec["metadata"] = metadata
-        return self.ts.open(spec, context=self.context, **options).result()
+        try:
+            return self.ts.open(spec, context=self.context, **options).result()
+        except ValueError as e:
+            raise unsupported_grid(f"tensorstore {self.version}", e, path, metadata) or e
 
     def open_hierarchy(self, path, array):
         """tensorstore has no groups: opening the hierarchy is opening the array."""
@@ -131,14 +164,15 @@ class TensorStore:
     def read_all(self, path, sink):
         sink.take(self.open(path, read=True).read().result())
 
-    def read_boxes(self, path, starts, count, sink):
+    def read_boxes(self, path, starts, counts, sink):
         array = self.open(path, read=True)
-        for start in starts:
+        for start, count in zip(starts, counts):
             sink.take(array[box(start, count)].read().result())
 
-    def read_boxes_threads(self, path, starts, count, threads, sink):
+    def read_boxes_threads(self, path, starts, counts, threads, sink):
         array = self.open(path, read=True)
-        read_boxes_in_threads(lambda b: array[b].read().result(), starts, count, threads, sink)
+        read_boxes_in_threads(lambda s, c: array[box(s, c)].read().result(), starts, counts,
+                              threads, sink)
 
     def read_strided(self, path, step, sink):
         array = self.open(path, read=True)
@@ -152,14 +186,17 @@ class TensorStore:
 
 
 class ZarrPython:
-    """zarr-python 3: `zarr.open_array` and NumPy-style slicing, default configuration;
-    s3:// locations through `zarr.storage.ObjectStore` on an obstore `S3Store`."""
+    """zarr-python 3: `zarr.open_array` and NumPy-style slicing, default configuration (but for
+    `array.rectilinear_chunks`, which 3.2 and later need on to open a rectilinear grid; earlier
+    versions ignore it); s3:// locations through `zarr.storage.ObjectStore` on an obstore
+    `S3Store`."""
 
     def __init__(self):
         import numcodecs
         import zarr
 
         self.zarr = zarr
+        zarr.config.set({"array.rectilinear_chunks": True})
         self.version = version("zarr")
         workers = zarr.config.get("threading.max_workers") or min(32, os.cpu_count() + 4)
         self.threads = (f"asyncio loop + {workers}-thread pool (async.concurrency "
@@ -173,7 +210,10 @@ class ZarrPython:
         return path
 
     def open_array(self, path):
-        return self.zarr.open_array(self.store(path), mode="r")
+        try:
+            return self.zarr.open_array(self.store(path), mode="r")
+        except ValueError as e:
+            raise unsupported_grid(f"zarr-python {self.version}", e, path) or e
 
     def open_hierarchy(self, path, array):
         group = self.zarr.open_group(self.store(path), mode="r", use_consolidated=True)
@@ -182,14 +222,14 @@ class ZarrPython:
     def read_all(self, path, sink):
         sink.take(self.open_array(path)[...])
 
-    def read_boxes(self, path, starts, count, sink):
+    def read_boxes(self, path, starts, counts, sink):
         array = self.open_array(path)
-        for start in starts:
+        for start, count in zip(starts, counts):
             sink.take(array[box(start, count)])
 
-    def read_boxes_threads(self, path, starts, count, threads, sink):
+    def read_boxes_threads(self, path, starts, counts, threads, sink):
         array = self.open_array(path)
-        read_boxes_in_threads(lambda b: array[b], starts, count, threads, sink)
+        read_boxes_in_threads(lambda s, c: array[box(s, c)], starts, counts, threads, sink)
 
     def read_strided(self, path, step, sink):
         array = self.open_array(path)
@@ -197,15 +237,19 @@ class ZarrPython:
 
     def write(self, path, metadata, values):
         """The way the input data was written: the document stored, then `open_array`."""
-        if s3.is_s3(path):
-            data.write_with_zarr_python(self.store(path, read_only=False), metadata, values)
-        else:
-            data.write_with_zarr_python(path, metadata, values)
+        try:
+            if s3.is_s3(path):
+                data.write_with_zarr_python(self.store(path, read_only=False), metadata, values)
+            else:
+                data.write_with_zarr_python(path, metadata, values)
+        except ValueError as e:
+            raise unsupported_grid(f"zarr-python {self.version}", e, path, metadata) or e
 
 
 class LibzarrNumpy:
     """libzarr's C API through ctypes (numpy_ffi.py) into NumPy arrays: one reused for every
-    box of read_boxes, as a careful caller would; new ones elsewhere, as the peers return."""
+    box of read_boxes (boxes of unequal shapes, a rectilinear grid's chunks, in views of one
+    of the largest's size), as a careful caller would; new ones elsewhere, as the peers return."""
 
     def __init__(self):
         self.lib = numpy_ffi.load()
@@ -224,17 +268,16 @@ class LibzarrNumpy:
     def read_all(self, path, sink):
         sink.take(self.run(path, lambda a: a.read([0] * len(data.SHAPE), list(data.SHAPE))))
 
-    def read_boxes(self, path, starts, count, sink):
+    def read_boxes(self, path, starts, counts, sink):
         def read(array):
-            out = np.empty(count, dtype=data.DTYPE)
-            for start in starts:
-                sink.take(array.read(start, count, out))
+            flat = np.empty(max((int(np.prod(c)) for c in counts), default=0), dtype=data.DTYPE)
+            for start, count in zip(starts, counts):
+                sink.take(array.read(start, count, flat[:int(np.prod(count))].reshape(count)))
 
         self.run(path, read)
 
-    def read_boxes_threads(self, path, starts, count, threads, sink):
-        self.run(path, lambda a: read_boxes_in_threads(
-            lambda b: a.read([s.start for s in b], count), starts, count, threads, sink))
+    def read_boxes_threads(self, path, starts, counts, threads, sink):
+        self.run(path, lambda a: read_boxes_in_threads(a.read, starts, counts, threads, sink))
 
     def read_strided(self, path, step, sink):
         shape = data.SHAPE
@@ -245,7 +288,15 @@ class LibzarrNumpy:
         self.run(path, lambda a: a.write(np.ascontiguousarray(values)), metadata)
 
 
-IMPLS = {"tensorstore": TensorStore, "zarr-python": ZarrPython, "libzarr-numpy": LibzarrNumpy}
+IMPLS = {"tensorstore": TensorStore, "zarr-python": ZarrPython, "zarr-python-newest": ZarrPython,
+         "libzarr-numpy": LibzarrNumpy}
+
+
+def counts(request):
+    """A box request's shape of each box: its `counts`, or its one `count` for every box."""
+    if "counts" in request:
+        return request["counts"]
+    return [request["count"]] * len(request["starts"])
 
 
 class Worker:
@@ -270,9 +321,9 @@ class Worker:
         elif op == "read_all":
             run = lambda: impl.read_all(path, sink)
         elif op == "read_boxes":
-            run = lambda: impl.read_boxes(path, request["starts"], request["count"], sink)
+            run = lambda: impl.read_boxes(path, request["starts"], counts(request), sink)
         elif op == "read_boxes_threads":
-            run = lambda: impl.read_boxes_threads(path, request["starts"], request["count"],
+            run = lambda: impl.read_boxes_threads(path, request["starts"], counts(request),
                                                   request["threads"], sink)
         elif op == "read_strided":
             run = lambda: impl.read_strided(path, request["step"], sink)
@@ -285,7 +336,10 @@ class Worker:
         resident_before = status_bytes("VmRSS:")
         before = rchar()
         start = time.perf_counter()
-        run()
+        try:
+            run()
+        except Unsupported as e:
+            return {"unsupported": str(e)}
         seconds = time.perf_counter() - start
         after = rchar()
         read_bytes = after - before if before is not None and after is not None else None

@@ -4,12 +4,13 @@ Writes the data once (data.py), starts one worker process per implementation (th
 `zarr-bench` for libzarr, zarrs and the physical references; peers.py for tensorstore and
 zarr-python), does one untimed pass that warms the page cache and verifies every result by
 checksum, then times `--reps` interleaved repetitions (for rep: for variant: for operation:
-for implementation) and writes bench/results/ (report.py).
+for implementation) and writes bench/results/ (report.py; `--name` picks the report's files).
 """
 
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import data as d
+import numpy_ffi
 import report
 
 BENCH = Path(__file__).resolve().parent
 OPS = ["write", "read_all", "read_chunks", "read_chunks_threads", "read_boxes", "read_strided"]
-PEERS = ["zarrs", "tensorstore", "zarr-python"]
+PEERS = ["zarrs", "tensorstore", "zarr-python", "zarr-python-newest"]
 THREADS = 8  # the caller's threads of read_chunks_threads
 
 
@@ -40,9 +42,13 @@ REFERENCES = {"raw-files": cells(["none"], ["read_all", "write"]),
               "codec-1t": cells(COMPRESSED + ["v3-shard-zstd"], ["read_chunks"])}
 # libzarr reading into 64-byte-aligned buffers, and with a chunk cache on every array it opens.
 VARIANTS_OF_LIBZARR = ["libzarr-aligned", "libzarr-cache-64M", "libzarr-cache-1G"]
+# The newest zarr-python 3 (data.NEWEST_PYTHON's; the bench environment's zarr-python is 3.1, which
+# has no rectilinear grids) on the variants it writes and on the regular Zarr v3 one beside them,
+# so that its own regular and rectilinear reads compare (not on the rest: time).
+NEWEST_VARIANTS = ["v3-zstd"] + [name for name, v in d.VARIANTS.items() if v.newest]
 # libzarr's C API called from Python (ctypes) with NumPy's buffers.
 IMPLS = ["libzarr", *VARIANTS_OF_LIBZARR, "libzarr-numpy", *PEERS, *REFERENCES]
-PYTHON_IMPLS = {"tensorstore", "zarr-python", "libzarr-numpy"}
+PYTHON_IMPLS = {"tensorstore", "zarr-python", "zarr-python-newest", "libzarr-numpy"}
 VERIFIER = "zarrs"  # reads back every Zarr array written, so no writer checks itself
 
 
@@ -50,7 +56,9 @@ class Worker:
     """One implementation's worker process: a JSON request line in, a JSON reply line out."""
 
     def __init__(self, impl):
-        if impl in PYTHON_IMPLS:
+        if impl == "zarr-python-newest":
+            argv = [str(d.NEWEST_PYTHON), str(BENCH / "peers.py"), impl]
+        elif impl in PYTHON_IMPLS:
             argv = [sys.executable, str(BENCH / "peers.py"), impl]
         else:
             argv = [str(BENCH / "target" / "release" / "zarr-bench"), impl]
@@ -99,10 +107,17 @@ def plan(data, variants, ops, impls, expected):
     boxes = {"starts": d.box_starts(), "count": [d.BOX_SIZE] * len(d.SHAPE)}
     tasks = []
     for variant in variants:
-        array, unit = str(data.array(variant)), d.VARIANTS[variant].read_unit
+        array = str(data.array(variant))
+        # The chunks (inner chunks when sharded) as boxes: `count` when they are of one shape,
+        # else `counts`, one per box (a rectilinear grid's).
+        starts, counts = d.VARIANTS[variant].read_units()
+        units = ({"starts": starts, "count": counts[0]} if all(c == counts[0] for c in counts)
+                 else {"starts": starts, "counts": counts})
         for op in ops:
             for impl in impls:
                 if impl in REFERENCES and (variant, op) not in REFERENCES[impl]:
+                    continue
+                if impl == "zarr-python-newest" and variant not in NEWEST_VARIANTS:
                     continue
                 if impl in VARIANTS_OF_LIBZARR and op == "write":
                     continue  # the same as libzarr's: no output buffer, no reads
@@ -111,10 +126,9 @@ def plan(data, variants, ops, impls, expected):
                     request.update(path=str(data.output(impl, variant)), source=str(data.source),
                                    metadata=d.VARIANTS[variant].metadata)
                 elif op == "read_chunks":
-                    request.update(op="read_boxes", starts=d.chunk_starts(unit), count=list(unit))
+                    request.update(op="read_boxes", **units)
                 elif op == "read_chunks_threads":
-                    request.update(op="read_boxes_threads", starts=d.chunk_starts(unit),
-                                   count=list(unit), threads=THREADS)
+                    request.update(op="read_boxes_threads", **units, threads=THREADS)
                 elif op == "read_boxes":
                     request.update(boxes)
                 elif op == "read_strided":
@@ -130,7 +144,7 @@ def plan(data, variants, ops, impls, expected):
 
 
 def expected_checksums(data, variants):
-    """{variant: {op: CRC-32}}: only read_chunks differs between variants (its chunk shape)."""
+    """{variant: {op: CRC-32}}: only read_chunks differs between variants (its chunks)."""
     values = data.load()
     common = {
         "write": d.crc([values]),
@@ -138,10 +152,26 @@ def expected_checksums(data, variants):
         "read_boxes": d.crc(d.boxes_of(values, d.box_starts(), [d.BOX_SIZE] * 3)),
         "read_strided": d.crc([values[(slice(None, None, d.STRIDE),) * 3]]),
     }
-    by_unit = {unit: d.crc(d.boxes_of(values, d.chunk_starts(unit), unit))
-               for unit in {d.VARIANTS[v].read_unit for v in variants}}
-    return {v: {**common, "read_chunks": by_unit[d.VARIANTS[v].read_unit],
-                "read_chunks_threads": by_unit[d.VARIANTS[v].read_unit]} for v in variants}
+    by_variant = {v: d.crc(d.boxes_of(values, *d.VARIANTS[v].read_units())) for v in variants}
+    return {v: {**common, "read_chunks": by_variant[v], "read_chunks_threads": by_variant[v]}
+            for v in variants}
+
+
+def check_chunk_boxes(data, variants):
+    """The chunks read_chunks reads (data.py's, from each document) must be those libzarr
+    reports through its C API (zarr_array_grid_shape, zarr_array_block_box), unequal ones of
+    a rectilinear grid included: otherwise its reads would straddle chunks."""
+    lib = numpy_ffi.load()
+    for variant in variants:
+        if d.VARIANTS[variant].sharded:
+            continue  # read by inner chunk; the grid and its blocks are the shards
+        array = numpy_ffi.Array(lib, str(data.array(variant)))
+        try:
+            boxes = array.chunk_boxes()
+        finally:
+            array.close()
+        if boxes != d.VARIANTS[variant].read_units():
+            raise RuntimeError(f"{variant}: data.py's chunks are not libzarr's chunk boxes")
 
 
 def cpu_seconds(pids):
@@ -238,6 +268,10 @@ def main():
     parser.add_argument("--ops", default=",".join(OPS), help="comma-separated subset")
     parser.add_argument("--data", type=Path, default=BENCH / "data")
     parser.add_argument("--results", type=Path, default=BENCH / "results")
+    parser.add_argument("--name", default=report.DEFAULT_NAME,
+                        help=f"the report's name in --results: NAME.md and its raw samples and chart "
+                             f"(default {report.DEFAULT_NAME}: RESULTS.md, raw.json, ratios.png); "
+                             "give partial runs another, e.g. RECTILINEAR")
     args = parser.parse_args()
     impls, variants, ops = (args.impls.split(","), args.variants.split(","), args.ops.split(","))
     started = time.monotonic()
@@ -245,6 +279,7 @@ def main():
     data = d.Data(args.data)
     stamp = data.ensure()
     expected = expected_checksums(data, variants)
+    check_chunk_boxes(data, variants)
     tasks = plan(data, variants, ops, impls, expected)
     needed = {t.impl for t in tasks} | ({VERIFIER} if "write" in ops else set())
     workers = {impl: Worker(impl) for impl in IMPLS if impl in needed}
@@ -275,7 +310,8 @@ def main():
                      hellos={i: w.hello for i, w in workers.items()}, reps=args.reps,
                      stamp=stamp, sizes=sizes, data_sizes={v: disk_bytes(data.array(v)) for v in variants},
                      seconds=time.monotonic() - started, others=others, bytes_read=probe)
-    report.write(run, args.results)
+    command = " ".join(["scripts/bench.sh", *map(shlex.quote, sys.argv[1:])])
+    report.write(run, args.results, args.name, command)
     failed = [t for t in tasks if t.note.startswith("wrong")]
     sys.exit(1 if failed else 0)
 

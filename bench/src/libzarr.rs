@@ -1,6 +1,8 @@
 //! libzarr through its Rust API (the same engine the C API calls).
 
-use crate::subject::{bytes_of, read_boxes_in_threads, Box3, CallerBuffer, Result, Sink, Subject};
+use crate::subject::{
+    bytes_of, largest, read_boxes_in_threads, Box3, CallerBuffer, Result, Sink, Subject,
+};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -95,16 +97,19 @@ impl Subject for Libzarr {
         Ok(())
     }
 
-    /// One caller-owned buffer, reused for every box (all boxes have one size).
+    /// One caller-owned buffer, reused for every box (of the largest box's size when they
+    /// differ: a rectilinear grid's chunks).
     fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
         let array = self.open(path)?;
-        let Some(first) = boxes.first() else {
+        let item = array.metadata().dtype.size;
+        let Some(bytes) = largest(boxes, item) else {
             return Ok(());
         };
-        let mut out = CallerBuffer::new(bytes_for(&array, first.count), self.aligned);
+        let mut buffer = CallerBuffer::new(bytes, self.aligned);
         for b in boxes {
-            array.read_region(b.start, b.count, out.as_mut_slice())?;
-            sink.take(out.as_mut_slice());
+            let out = &mut buffer.as_mut_slice()[..b.bytes(item)];
+            array.read_region(b.start, b.count, out)?;
+            sink.take(out);
         }
         Ok(())
     }

@@ -47,19 +47,36 @@ fn u64s(value: &Value) -> Result<Vec<u64>> {
         .ok_or_else(|| format!("expected a list of integers, got {value}").into())
 }
 
-/// A box request's `starts` (one list per box) and `count` (shared by all boxes).
-fn box_fields(request: &Value) -> Result<(Vec<Vec<u64>>, Vec<u64>)> {
-    let starts = request["starts"]
+/// A list of integer lists (`starts`, `counts`).
+fn u64_lists(value: &Value, what: &str) -> Result<Vec<Vec<u64>>> {
+    value
         .as_array()
-        .ok_or("no starts")?
+        .ok_or_else(|| format!("no {what}"))?
         .iter()
         .map(u64s)
-        .collect::<Result<_>>()?;
-    Ok((starts, u64s(&request["count"])?))
+        .collect()
 }
 
-fn boxes<'a>(starts: &'a [Vec<u64>], count: &'a [u64]) -> Vec<Box3<'a>> {
-    starts.iter().map(|start| Box3 { start, count }).collect()
+/// A box request's `starts` (one list per box) and each box's shape: its `counts` (one list
+/// per box: a rectilinear grid's chunks), or its `count` shared by all boxes.
+fn box_fields(request: &Value) -> Result<(Vec<Vec<u64>>, Vec<Vec<u64>>)> {
+    let starts = u64_lists(&request["starts"], "starts")?;
+    let counts = match request.get("counts") {
+        Some(counts) => u64_lists(counts, "counts")?,
+        None => vec![u64s(&request["count"])?; starts.len()],
+    };
+    match counts.len() == starts.len() {
+        true => Ok((starts, counts)),
+        false => Err("starts and counts differ in length".into()),
+    }
+}
+
+fn boxes<'a>(starts: &'a [Vec<u64>], counts: &'a [Vec<u64>]) -> Vec<Box3<'a>> {
+    starts
+        .iter()
+        .zip(counts)
+        .map(|(start, count)| Box3 { start, count })
+        .collect()
 }
 
 /// The worker's state across requests: the implementation and the write sources it loaded.
@@ -84,14 +101,14 @@ impl Worker {
             "open" => timed(|| subject.open_hierarchy(path, str_field("array")?))?,
             "read_all" => timed(|| subject.read_all(path, &mut sink))?,
             "read_boxes" => {
-                let (starts, count) = box_fields(request)?;
-                let boxes = boxes(&starts, &count);
+                let (starts, counts) = box_fields(request)?;
+                let boxes = boxes(&starts, &counts);
                 timed(|| subject.read_boxes(path, &boxes, &mut sink))?
             }
             "read_boxes_threads" => {
                 let threads = request["threads"].as_u64().ok_or("no threads")? as usize;
-                let (starts, count) = box_fields(request)?;
-                let boxes = boxes(&starts, &count);
+                let (starts, counts) = box_fields(request)?;
+                let boxes = boxes(&starts, &counts);
                 timed(|| subject.read_boxes_threads(path, &boxes, threads, &mut sink))?
             }
             "read_strided" => {

@@ -3,8 +3,8 @@
 //! codec library itself. All use the rayon pool (all cores).
 
 use crate::subject::{
-    bytes_of, chunks_touched, indexes_between, read_zarray, shape_and_chunks, Box3, Result, Sink,
-    Subject,
+    bytes_of, chunks_touched, indexes_between, largest, read_zarray, shape_and_chunks, Box3,
+    Result, Sink, Subject,
 };
 use rayon::prelude::*;
 use serde_json::Value;
@@ -416,13 +416,14 @@ impl Subject for CodecFloor {
     /// chunks of a box in parallel.
     fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
         let chunks = compressed_chunks(&metadata_at(path)?)?;
-        let Some(first) = boxes.first() else {
+        let Some(bytes) = largest(boxes, 2) else {
             return Ok(());
         };
         let unit = chunks.unit().to_vec();
-        let mut out = vec![0u8; first.bytes(2)];
+        let mut buffer = vec![0u8; bytes];
         for b in boxes {
-            let slots = UnsafeCellSlice::new(out.as_mut_slice());
+            let out = &mut buffer[..b.bytes(2)];
+            let slots = UnsafeCellSlice::new(&mut *out);
             chunks_touched(b.start, b.count, &unit)
                 .par_iter()
                 .try_for_each(|index| -> Result<()> {

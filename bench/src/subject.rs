@@ -87,8 +87,9 @@ impl Drop for CallerBuffer {
 /// Results kept for verification: (box number, CRC-32 of its bytes).
 type Kept = Vec<(usize, crc32fast::Hasher)>;
 
-/// Reads `boxes` (all of one shape, `item`-byte elements) from `threads` threads at once,
-/// thread `t` taking boxes `t`, `t + threads`, ... into its own [`CallerBuffer`] with `read`;
+/// Reads `boxes` (`item`-byte elements) from `threads` threads at once, thread `t` taking
+/// boxes `t`, `t + threads`, ... into its own [`CallerBuffer`] (of the largest box's size, each
+/// box read into as much of it as it needs) with `read`;
 /// when `sink` verifies, each box's CRC-32 is kept and the sink combines them in the boxes'
 /// order afterwards (no copies of the results stay in the threads' memory).
 pub fn read_boxes_in_threads(
@@ -98,10 +99,9 @@ pub fn read_boxes_in_threads(
     sink: &mut Sink,
     read: impl Fn(&Box3, &mut [u8]) -> Result<()> + Sync,
 ) -> Result<()> {
-    let Some(first) = boxes.first() else {
+    let Some(box_bytes) = largest(boxes, item) else {
         return Ok(());
     };
-    let box_bytes = first.bytes(item);
     let keep = sink.verifies();
     let results: Vec<Result<Kept>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -111,10 +111,11 @@ pub fn read_boxes_in_threads(
                     let mut buffer = CallerBuffer::new(box_bytes, false);
                     let mut kept = Vec::new();
                     for i in (t..boxes.len()).step_by(threads) {
-                        read(&boxes[i], buffer.as_mut_slice())?;
+                        let out = &mut buffer.as_mut_slice()[..boxes[i].bytes(item)];
+                        read(&boxes[i], out)?;
                         if keep {
                             let mut crc = crc32fast::Hasher::new();
-                            crc.update(buffer.as_mut_slice());
+                            crc.update(out);
                             kept.push((i, crc));
                         }
                     }
@@ -164,6 +165,12 @@ pub fn chunks_touched(start: &[u64], count: &[u64], size: &[u64]) -> Vec<Vec<u64
         .map(|d| (start[d] + count[d] - 1) / size[d])
         .collect();
     indexes_between(&first, &last)
+}
+
+/// The bytes of the largest of `boxes` (`item`-byte elements): one caller's buffer for all of
+/// them, boxes of unequal shapes (a rectilinear grid's chunks) included; `None` for no boxes.
+pub fn largest(boxes: &[Box3], item: usize) -> Option<usize> {
+    boxes.iter().map(|b| b.bytes(item)).max()
 }
 
 /// The C-order box of `count[d]` elements starting at `start[d]` along each dimension.

@@ -1,7 +1,8 @@
 //! zarrs, the Rust Zarr library from crates.io (used only by this benchmark).
 
 use crate::subject::{
-    bytes_of, read_boxes_in_threads, Box3, CallerBuffer, Result, Sink, Subject, Unsupported,
+    bytes_of, largest, read_boxes_in_threads, Box3, CallerBuffer, Result, Sink, Subject,
+    Unsupported,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -96,20 +97,22 @@ impl Subject for Zarrs {
         Ok(())
     }
 
-    /// Into one reused caller's buffer (as libzarr's) with `retrieve_array_subset_into`; on a
+    /// Into one reused caller's buffer (as libzarr's; of the largest box's size, a rectilinear
+    /// grid's chunks differing) with `retrieve_array_subset_into`; on a
     /// sharded array `retrieve_array_subset_sharded_opt` (zarrs' `ArrayShardedReadableExt`)
     /// with one `ArrayShardedReadableExtCache` for all the boxes: each shard's index is read
     /// once per call of this method and only the inner chunks a box touches are decoded.
     fn read_boxes(&self, path: &str, boxes: &[Box3], sink: &mut Sink) -> Result<()> {
         let array = open(path)?;
         let cache = ArrayShardedReadableExtCache::new(&array);
-        let Some(first) = boxes.first() else {
+        let Some(bytes) = largest(boxes, ITEM) else {
             return Ok(());
         };
-        let mut out = CallerBuffer::new(first.bytes(ITEM), false);
+        let mut buffer = CallerBuffer::new(bytes, false);
         for b in boxes {
-            retrieve_box_into(&array, &cache, b.start, b.count, out.as_mut_slice())?;
-            sink.take(out.as_mut_slice());
+            let out = &mut buffer.as_mut_slice()[..b.bytes(ITEM)];
+            retrieve_box_into(&array, &cache, b.start, b.count, out)?;
+            sink.take(out);
         }
         Ok(())
     }
