@@ -7,9 +7,11 @@ use super::Array;
 use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use crate::store::{read_again_if_changed, ValueReader};
+use crate::strided::DimOffsets;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 /// The most bytes an object array's chunk may decode to before its object codec splits it
@@ -149,6 +151,30 @@ impl Array {
         }
         with_scratch(form.nbytes, |chunk| {
             self.decode_chunk(form, raw, chunk, name)?;
+            f(chunk)
+        })
+    }
+
+    /// Runs `f` on the decoded form of stored chunk bytes, decoded at least where the chunk
+    /// elements `dims` names lie (their per-dimension `(chunk, buffer)` offsets): a blosc
+    /// chunk decodes only the blocks holding them; others decode as
+    /// [`Array::with_decoded_chunk`] does.
+    pub(super) fn with_decoded_part<T>(
+        &self,
+        form: &ChunkForm,
+        raw: &[u8],
+        name: &ChunkName,
+        dims: &[DimOffsets],
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
+        if !form.pipeline.decodes_parts() {
+            return self.with_decoded_chunk(form, raw, name, f);
+        }
+        with_scratch(form.nbytes, |chunk| {
+            let parts = element_parts(dims, self.item_size());
+            form.pipeline
+                .decode_parts_into(raw, chunk, &parts)
+                .map_err(|e| e.context(name.to_string()))?;
             f(chunk)
         })
     }
@@ -454,6 +480,46 @@ impl Array {
     }
 }
 
+/// Rows along the last dimension beyond which [`element_parts`] gives one range for all.
+const MAX_PARTS: usize = 4096;
+
+/// The byte ranges of a chunk that hold the elements `dims` names (per dimension, the
+/// elements' byte offsets in the chunk first): one range per row along the last dimension,
+/// from its first selected element to the end of its last; beyond [`MAX_PARTS`] rows, one
+/// range from the first element to the end of the last.
+fn element_parts(dims: &[DimOffsets], item: usize) -> Vec<Range<usize>> {
+    let bounds = |dim: &DimOffsets| {
+        let offsets = dim.iter().map(|&(c, _)| c);
+        offsets.clone().min().zip(offsets.max())
+    };
+    let Some(per_dim) = dims.iter().map(bounds).collect::<Option<Vec<_>>>() else {
+        return Vec::new();
+    };
+    let Some((last, outer)) = dims.split_last() else {
+        return std::iter::once(0..item).collect();
+    };
+    let rows = outer.iter().try_fold(1usize, |n, d| n.checked_mul(d.len()));
+    if rows.is_none_or(|n| n > MAX_PARTS) {
+        let (low, high): (usize, usize) =
+            per_dim.iter().fold((0, 0), |(l, h), b| (l + b.0, h + b.1));
+        return std::iter::once(low..high + item).collect();
+    }
+    let (low, high) = bounds(last).expect("checked above");
+    let mut bases = vec![0usize];
+    for dim in outer {
+        bases = bases
+            .iter()
+            .flat_map(|&b| dim.iter().map(move |&(c, _)| b + c))
+            .collect();
+    }
+    let mut parts: Vec<Range<usize>> = bases
+        .into_iter()
+        .map(|b| b + low..b + high + item)
+        .collect();
+    parts.sort_unstable_by_key(|r| r.start);
+    parts
+}
+
 /// Reads below this size are not split across threads.
 const SPLIT_READ_MIN: usize = 1 << 20;
 
@@ -476,6 +542,19 @@ fn read_in_parts(value: &dyn ValueReader, out: &mut [u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One range per row of the selection, from its first element to the end of its last;
+    /// past the row limit, one range for all.
+    #[test]
+    fn element_parts_cover_each_row_selected() {
+        let rows: DimOffsets = vec![(0, 0), (400, 1)];
+        let columns: DimOffsets = vec![(16, 0), (8, 2), (40, 1)];
+        assert_eq!(element_parts(&[rows, columns], 8), vec![8..48, 408..448]);
+        assert_eq!(element_parts(&[], 4), vec![0..4]);
+        let many: DimOffsets = (0..5000).map(|i| (i * 100, i)).collect();
+        let one: DimOffsets = vec![(3, 0)];
+        assert_eq!(element_parts(&[many, one], 1), vec![3..499_904]);
+    }
 
     /// Split or not, a value shorter than the buffer is an error naming the bytes missing,
     /// and a whole one fills the buffer exactly.

@@ -295,7 +295,7 @@ impl Array {
             let target = unsafe { out.slice_mut(start..start + form.nbytes)? };
             return self.decode_chunk(&form, raw, target, name);
         }
-        self.with_decoded_chunk(&form, raw, name, |chunk| {
+        self.with_decoded_part(&form, raw, name, &dims, |chunk| {
             // SAFETY: as above.
             unsafe { copy_elements(chunk, out, &dims, how) }
         })
@@ -449,11 +449,22 @@ impl Array {
             // A chunk replaced while it was read is read again.
             return read_again_if_changed(|| self.stream_task(&form, &key, &dims, out, how, fill));
         }
-        self.with_chunk(&form, &key, |chunk| match chunk {
+        if cached {
+            return self.with_chunk(&form, &key, |chunk| match chunk {
+                // SAFETY: as above.
+                None => unsafe { fill_elements(out, &dims, fill) },
+                // SAFETY: as above.
+                Some(chunk) => unsafe { copy_elements(chunk, out, &dims, how) },
+            });
+        }
+        let name = ChunkName::Key(key.as_str().into());
+        self.with_stored_chunk(&key, |raw| match raw {
             // SAFETY: as above.
             None => unsafe { fill_elements(out, &dims, fill) },
-            // SAFETY: as above.
-            Some(chunk) => unsafe { copy_elements(chunk, out, &dims, how) },
+            Some(raw) => self.with_decoded_part(&form, raw, &name, &dims, |chunk| {
+                // SAFETY: as above.
+                unsafe { copy_elements(chunk, out, &dims, how) }
+            }),
         })
     }
 

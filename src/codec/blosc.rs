@@ -7,11 +7,12 @@ use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::parallel;
 use blosc_src::{
     blosc_cbuffer_sizes, blosc_cbuffer_validate, blosc_compress_ctx, blosc_decompress_ctx,
-    BLOSC_BITSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD, BLOSC_MIN_HEADER_LENGTH,
-    BLOSC_SHUFFLE,
+    blosc_getitem, BLOSC_BITSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD,
+    BLOSC_MIN_HEADER_LENGTH, BLOSC_SHUFFLE,
 };
 use serde_json::{json, Map, Value};
 use std::ffi::CStr;
+use std::ops::Range;
 
 /// The compressors built into blosc-src, by their numcodecs `cname`: `snappy` with the
 /// `blosc-snappy` feature (on by default). numcodecs' own c-blosc is built without snappy
@@ -152,24 +153,7 @@ impl Codec for Blosc {
     /// Checks the header against `out` and the input length before decompressing straight
     /// into `out`. Bytes after the frame are ignored.
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let (mut nbytes, cbytes) = header_sizes(input)?;
-        // The compressor code in the flags' top three bits: 2 is snappy.
-        if !cfg!(feature = "blosc-snappy") && input[2] >> 5 == 2 {
-            return Err(Error::Unsupported(
-                "blosc: the chunk is compressed with snappy, which this library is built without (the blosc-snappy feature)".into(),
-            ));
-        }
-        if nbytes != out.len() {
-            return Err(corrupt(format!(
-                "header says the data decodes to {nbytes} bytes, expected {}",
-                out.len()
-            )));
-        }
-        // SAFETY: `cbytes` bytes of input are readable (checked by `header_sizes`).
-        if unsafe { blosc_cbuffer_validate(input.as_ptr().cast(), cbytes, &mut nbytes) } != 0 {
-            return Err(corrupt("invalid header".into()));
-        }
-        blosc_frame::check(&input[..cbytes], nbytes)?;
+        check_frame(input, out.len())?;
         // SAFETY: the header was validated against the `cbytes` readable input bytes, and
         // blosc writes at most `out.len()` bytes.
         let n = unsafe {
@@ -182,6 +166,69 @@ impl Codec for Blosc {
         };
         if n < 0 || n as usize != out.len() {
             return Err(corrupt(format!("decompression failed (code {n})")));
+        }
+        Ok(())
+    }
+
+    fn decodes_parts(&self) -> bool {
+        true
+    }
+
+    /// Decodes only the blocks holding `parts` (c-blosc's `blosc_getitem`, block by block),
+    /// when they are fewer than all; else the whole chunk, as [`Codec::decode_into`].
+    fn decode_parts_into(
+        &self,
+        input: &[u8],
+        out: &mut [u8],
+        parts: &[Range<usize>],
+    ) -> Result<()> {
+        check_frame(input, out.len())?;
+        let (typesize, blocksize) = (usize::from(input[3]), u32_at(input, 8) as usize);
+        let memcpyed = input[2] & 0x02 != 0;
+        // Blocks of whole items only (c-blosc makes them so); anything else decodes whole.
+        let unsplittable = memcpyed
+            || typesize == 0
+            || blocksize == 0
+            || !blocksize.is_multiple_of(typesize)
+            || !out.len().is_multiple_of(typesize);
+        if out.is_empty() || unsplittable {
+            return self.decode_into(input, out);
+        }
+        let nblocks = out.len().div_ceil(blocksize);
+        let mut wanted = vec![false; nblocks];
+        for part in parts
+            .iter()
+            .filter(|p| !p.is_empty() && p.start < out.len())
+        {
+            let last = ((part.end - 1) / blocksize).min(nblocks - 1);
+            wanted[part.start / blocksize..=last].fill(true);
+        }
+        if wanted.iter().all(|&w| w) {
+            return self.decode_into(input, out);
+        }
+        for (block, _) in wanted.iter().enumerate().filter(|(_, &w)| w) {
+            let start = block * blocksize;
+            let len = blocksize.min(out.len() - start);
+            let (first, count) = (start / typesize, len / typesize);
+            let (first, count) = (
+                i32::try_from(first).map_err(|_| corrupt("block outside 2^31 items".into()))?,
+                i32::try_from(count).map_err(|_| corrupt("block of 2^31 items".into()))?,
+            );
+            // SAFETY: the frame was checked (header, block starts and streams inside the
+            // input) before c-blosc reads it; it writes `len` bytes at `start`, inside `out`.
+            let n = unsafe {
+                blosc_getitem(
+                    input.as_ptr().cast(),
+                    first,
+                    count,
+                    out[start..start + len].as_mut_ptr().cast(),
+                )
+            };
+            if n < 0 || n as usize != len {
+                return Err(corrupt(format!(
+                    "decompressing block {block} failed (code {n})"
+                )));
+            }
         }
         Ok(())
     }
@@ -210,6 +257,33 @@ fn decode_threads(len: usize) -> i32 {
         true => i32::try_from(parallel::spare_threads()).unwrap_or(1),
         false => 1,
     }
+}
+
+/// Checks a frame before c-blosc reads it: header, sizes (decoding to `len` bytes), the
+/// compressor built in, and the layout of its blocks inside the input.
+fn check_frame(input: &[u8], len: usize) -> Result<()> {
+    let (mut nbytes, cbytes) = header_sizes(input)?;
+    // The compressor code in the flags' top three bits: 2 is snappy.
+    if !cfg!(feature = "blosc-snappy") && input[2] >> 5 == 2 {
+        return Err(Error::Unsupported(
+            "blosc: the chunk is compressed with snappy, which this library is built without (the blosc-snappy feature)".into(),
+        ));
+    }
+    if nbytes != len {
+        return Err(corrupt(format!(
+            "header says the data decodes to {nbytes} bytes, expected {len}"
+        )));
+    }
+    // SAFETY: `cbytes` bytes of input are readable (checked by `header_sizes`).
+    if unsafe { blosc_cbuffer_validate(input.as_ptr().cast(), cbytes, &mut nbytes) } != 0 {
+        return Err(corrupt("invalid header".into()));
+    }
+    blosc_frame::check(&input[..cbytes], nbytes)
+}
+
+/// The little-endian `u32` at `at` of a checked header.
+fn u32_at(input: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(input[at..at + 4].try_into().expect("4 header bytes"))
 }
 
 fn corrupt(msg: String) -> Error {
@@ -302,6 +376,47 @@ mod tests {
             let config: Value = serde_json::from_str(config).unwrap();
             (codec(config, *item_size).unwrap(), unhex(hex))
         })
+    }
+
+    /// A part of a chunk decodes only the blocks holding it: the others keep what the buffer
+    /// held; parts covering every block, and frames stored uncompressed, decode whole.
+    #[test]
+    fn decodes_only_the_blocks_a_part_needs() {
+        let data: Vec<u8> = (0..1u32 << 18)
+            .flat_map(|i| ((i / 3) ^ (i >> 9)).to_le_bytes())
+            .collect();
+        for (cname, clevel) in [("lz4", 5), ("zstd", 1), ("blosclz", 9), ("lz4", 0)] {
+            let config = json!({"id": "blosc", "cname": cname, "clevel": clevel, "shuffle": 1,
+                "blocksize": 65536});
+            let c = codec(config, 4).unwrap();
+            let frame = c.encode(&data).unwrap();
+            // c-blosc may choose its own block size: the frame's header says.
+            let size = u32_at(&frame, 8) as usize;
+            assert!(data.len() / size >= 4, "{cname}: blocks of {size} bytes");
+            let mut out = vec![0xAA; data.len()];
+            let parts = [size + 10..size + 14, 3 * size..3 * size + 100];
+            c.decode_parts_into(&frame, &mut out, &parts).unwrap();
+            for (block, (got, want)) in out.chunks(size).zip(data.chunks(size)).enumerate() {
+                let needed = block == 1 || block == 3;
+                match (needed || clevel == 0, got == want) {
+                    (true, same) => assert!(same, "{cname}: block {block}"),
+                    (false, same) => {
+                        assert!(
+                            !same && got.iter().all(|&b| b == 0xAA),
+                            "{cname}: block {block}"
+                        )
+                    }
+                }
+            }
+            let mut all = vec![0; data.len()];
+            let everything = std::iter::once(0..data.len()).collect::<Vec<_>>();
+            c.decode_parts_into(&frame, &mut all, &everything).unwrap();
+            assert!(all == data, "{cname}");
+            let mut short = vec![0; data.len() - 4];
+            assert!(c
+                .decode_parts_into(&frame, &mut short, &everything)
+                .is_err());
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use serde_json::Value;
+use std::ops::Range;
 
 pub(crate) use blosc::COMPRESSORS as BLOSC_COMPRESSORS;
 pub use chain::{v3_codec_names, ChunkCodecs, ShardIndexCodecs, Sharding};
@@ -98,6 +99,23 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     fn encode_block_into(&self, input: &[u8], extent: &[u64], out: &mut Vec<u8>) -> Result<()> {
         let _ = extent;
         self.encode_into(input, out)
+    }
+    /// Whether [`Codec::decode_parts_into`] can decode less than the whole chunk (blosc,
+    /// block by block).
+    fn decodes_parts(&self) -> bool {
+        false
+    }
+    /// Decodes into `out` (one chunk's size) at least the bytes `parts` names (byte ranges
+    /// of the decoded chunk, in order); the others may keep what they held. Codecs that
+    /// cannot decode a part alone decode the whole chunk.
+    fn decode_parts_into(
+        &self,
+        input: &[u8],
+        out: &mut [u8],
+        parts: &[Range<usize>],
+    ) -> Result<()> {
+        let _ = parts;
+        self.decode_into(input, out)
     }
 }
 

@@ -19,6 +19,7 @@ use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// One step of a pipeline.
 #[derive(Debug)]
@@ -204,6 +205,26 @@ impl CodecPipeline {
             data = Cow::Owned(step.decode(&data, max_len)?);
         }
         Ok(data.into_owned())
+    }
+
+    /// Whether a part of a chunk decodes without the rest: the pipeline is one codec that
+    /// can ([`Codec::decodes_parts`]: blosc alone).
+    pub fn decodes_parts(&self) -> bool {
+        matches!(self.steps.as_slice(), [Step::Codec(c)] if c.decodes_parts())
+    }
+
+    /// Decodes into `out` (one chunk's size) at least the bytes `parts` names (in order), as
+    /// [`Codec::decode_parts_into`]; a pipeline that cannot decodes the whole chunk.
+    pub fn decode_parts_into(
+        &self,
+        raw: &[u8],
+        out: &mut [u8],
+        parts: &[Range<usize>],
+    ) -> Result<()> {
+        match self.steps.as_slice() {
+            [Step::Codec(c)] => c.decode_parts_into(raw, out, parts),
+            _ => self.decode_into(raw, out),
+        }
     }
 
     /// Decodes a stored chunk into `out`, which it must fill exactly.
