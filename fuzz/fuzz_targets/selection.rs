@@ -1,7 +1,8 @@
 //! Writes and reads of random selections checked against a model (a flat C-order byte
 //! vector): a small array in a memory store (0 to 4 dimensions, any chunking with overhanging
-//! edge chunks, a few data types and byte orders, v2 in C or F order or v3, optionally sharded
-//! and transposed, a compressor or none), then a script of box, strided, orthogonal and point
+//! edge chunks, a few data types and byte orders, v2 in C or F order or v3 on a regular or a
+//! rectilinear chunk grid, optionally sharded and transposed, a compressor or none), then a
+//! script of box, strided, orthogonal and point
 //! writes and reads (dense or strided caller buffers), out-of-bounds selections (which must
 //! fail and change nothing), resizes, reopened handles and the chunk cache. Every value read
 //! must be the model's.
@@ -381,9 +382,30 @@ fn create(input: &Input) -> (Value, Model) {
                 Format::V3 { nested: false, .. } => (codecs, "."),
                 _ => (codecs, "/"),
             };
+            // An odd seed makes the grid rectilinear: per dimension, lengths alternating
+            // between the chunk length and one unit (an inner chunk, sharded) more, as far as
+            // one chunk past the end; never more chunks than the regular grid has.
+            let chunk_grid = match input.seed % 2 {
+                0 => json!({"name": "regular", "configuration": {"chunk_shape": chunks}}),
+                _ => {
+                    let lengths: Vec<Vec<u64>> = (0..ndim)
+                        .map(|d| {
+                            let unit = if sharded { inner[d] } else { 1 };
+                            let (mut list, mut sum) = (Vec::new(), 0);
+                            while sum <= shape[d] {
+                                let len = chunks[d] + unit * (list.len() as u64 % 2);
+                                list.push(len);
+                                sum += len;
+                            }
+                            list
+                        })
+                        .collect();
+                    json!({"name": "rectilinear",
+                        "configuration": {"kind": "inline", "chunk_shapes": lengths}})
+                }
+            };
             json!({"zarr_format": 3, "node_type": "array", "shape": shape,
-                "data_type": v3, "fill_value": fill_json,
-                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+                "data_type": v3, "fill_value": fill_json, "chunk_grid": chunk_grid,
                 "chunk_key_encoding": {"name": "default",
                     "configuration": {"separator": separator}},
                 "codecs": codecs})
