@@ -169,9 +169,12 @@ impl Array {
             }
             let mut encoded = Vec::new();
             let items = chunk_items.iter().map(|i| &**i);
-            codec.encode(items, &form.shape, self.item_form(), &mut encoded)?;
-            self.encode_chunk(&form, &encoded, &self.chunk_name(&selected.coords(i)))
-                .map(Some)
+            let coords = selected.coords(i);
+            let name = self.chunk_name(&coords);
+            codec
+                .encode(items, &form.shape, self.item_form(), &mut encoded)
+                .map_err(|e| e.context(name.to_string()))?;
+            self.encode_chunk(&form, &encoded, &name).map(Some)
         })
     }
 

@@ -110,13 +110,12 @@ impl DimPart<'_> {
 /// One dimension's selection mapped onto that dimension's chunks.
 #[derive(Debug)]
 enum DimMap {
-    /// A range whose chunks are computed on demand: every chunk from `first_chunk` is touched
-    /// (a regular dimension, or a contiguous range).
+    /// A range whose chunks are computed on demand (from the plan's grid): every chunk from
+    /// `first_chunk` is touched (a regular dimension, or a contiguous range).
     Range {
         start: u64,
         count: u64,
         step: u64,
-        axis: Axis,
         first_chunk: u64,
         n_chunks: u64,
     },
@@ -151,7 +150,6 @@ impl DimMap {
                     start,
                     count,
                     step,
-                    axis: axis.clone(),
                     first_chunk,
                     n_chunks,
                 })
@@ -205,14 +203,13 @@ impl DimMap {
         }
     }
 
-    /// The `i`-th chunk this dimension touches and its part.
-    fn part(&self, i: u64) -> (u64, DimPart<'_>) {
+    /// The `i`-th chunk this dimension (whose chunks `axis` gives) touches and its part.
+    fn part(&self, i: u64, axis: &Axis) -> (u64, DimPart<'_>) {
         match *self {
             DimMap::Range {
                 start,
                 count,
                 step,
-                ref axis,
                 first_chunk,
                 ..
             } => {
@@ -362,7 +359,7 @@ impl OrthogonalPlan {
         let mut parts = Vec::with_capacity(self.maps.len());
         for (d, map) in self.maps.iter().enumerate().rev() {
             let n = map.n_chunks();
-            let (c, part) = map.part(i % n);
+            let (c, part) = map.part(i % n, self.grid.axis(d));
             i /= n;
             coords[d] = c;
             parts.push(part);

@@ -161,8 +161,9 @@ def test_categorize_with_object_labels_both_ways(tmp_path, order):
                 "filters": [codec.get_config()], "fill_value": "", "compressor": {"id": "zstd", "level": 1}}
         with store.create_array("lz", json.dumps(meta)) as arr:
             arr.write_vlen([v.encode() for v in data.reshape(-1)], (0, 0), (4, 5))
-            with pytest.raises(libzarr.LibzarrError, match="not one of the labels"):
+            with pytest.raises(libzarr.LibzarrError, match="not one of the labels") as refused:
                 arr.write_vlen([b"south"], (0, 0), (1, 1))
+            assert "lz/0.0" in str(refused.value), "the message names the chunk"
     back = zarr.open_array(str(tmp_path / "lz"), mode="r")
     assert (np.asarray(back[:]) == data).all()
 

@@ -87,20 +87,14 @@ pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning"),
               pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")]
 pytest.register_assert_rewrite("v3cases")
 import libzarr  # noqa: E402
-from v3cases import (DTYPE, KEY_ENCODINGS, as_bytes, assert_same, chunk_files, codecs_meaning,  # noqa: E402
-                     fill_array, is_all_fill, load_json, not_fill, python_fill, random_values)
+from v3cases import (BE, CRC, DTYPE, GZIP, KEY_ENCODINGS, LE, ONE, ZSTD, ZSTD0, as_bytes, assert_same,  # noqa: E402
+                     chunk_files, codecs_meaning, fill_array, is_all_fill, load_json, not_fill, python_fill,
+                     random_values)
 
 RECTILINEAR = {"array.rectilinear_chunks": True}
 ZARRS = dict(RECTILINEAR, **{"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True})
 needs_zarrs = pytest.mark.skipif(zarrs is None, reason="zarrs is not installed")
 
-LE = {"name": "bytes", "configuration": {"endian": "little"}}
-BE = {"name": "bytes", "configuration": {"endian": "big"}}
-ONE = {"name": "bytes"}
-CRC = {"name": "crc32c"}
-ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": True}}
-ZSTD0 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
-GZIP = {"name": "gzip", "configuration": {"level": 6}}
 VLEN = {"name": "vlen-utf8", "configuration": {}}
 SAME_BYTES = {"bytes", "transpose", "crc32c", "vlen-utf8"}  # codecs every implementation encodes alike
 

@@ -58,19 +58,12 @@ pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning"),
               pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")]
 pytest.register_assert_rewrite("v3cases")
 import libzarr  # noqa: E402
-from v3cases import (DTYPE, KEY_ENCODINGS, V3Case, as_bytes, assert_same, box_slices,  # noqa: E402
-                     check_libzarr_view, check_shards, check_stored_document, chunk_files, default_codecs,
-                     load_json, random_box, zpy_meaning)
+from v3cases import (BE, CRC, DTYPE, GZIP, KEY_ENCODINGS, LE, ONE, ZSTD, ZSTD0, V3Case, as_bytes,  # noqa: E402
+                     assert_same, box_slices, check_libzarr_view, check_shards, check_stored_document,
+                     chunk_files, default_codecs, load_json, random_box, zpy_meaning)
 
 ZARRS = {"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True}
 
-LE = {"name": "bytes", "configuration": {"endian": "little"}}
-BE = {"name": "bytes", "configuration": {"endian": "big"}}
-ONE = {"name": "bytes"}
-CRC = {"name": "crc32c"}
-ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": True}}
-ZSTD0 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
-GZIP = {"name": "gzip", "configuration": {"level": 6}}
 
 
 def blosc(cname, shuffle, typesize):

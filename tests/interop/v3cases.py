@@ -53,6 +53,15 @@ import libzarr
 from cases import equal_nan, random_data
 from zpy import ZARR_VERSION
 
+# Codec documents the v3 test modules share.
+LE = {"name": "bytes", "configuration": {"endian": "little"}}
+BE = {"name": "bytes", "configuration": {"endian": "big"}}
+ONE = {"name": "bytes"}
+CRC = {"name": "crc32c"}
+ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": True}}
+ZSTD0 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
+GZIP = {"name": "gzip", "configuration": {"level": 6}}
+
 warnings.filterwarnings("ignore", module="zarr")  # UnstableSpecificationWarning for S/V/U/structured types
 
 MATRIX_SEED = 20251124
