@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/ensure-cxx.sh
+scripts/ensure-zfp-tools.sh
 echo "== cargo build --release"
 cargo build --release
 

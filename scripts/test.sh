@@ -20,9 +20,10 @@ start_servers "$root/target/test-servers"
 
 echo "== Rust tests"
 scripts/ensure-cxx.sh
+scripts/ensure-zfp-tools.sh
 cargo build --release
 cargo test --release
-echo "== The minimal build (cargo --no-default-features: directory and memory stores, every codec) and its tests"
+echo "== The minimal build (cargo --no-default-features: directory and memory stores, every codec but zfp) and its tests"
 cargo test --release --no-default-features
 cargo build --release # the default library again, for the steps below
 

@@ -113,7 +113,7 @@ mod tests {
             assert!(matches!(codec, Ok(Some(_))), "object codec {id}: {codec:?}");
         }
         assert!(unsupported(&compressor("snappy")));
-        assert!(unsupported(&filter("zfpy")));
+        assert!(unsupported(&filter("jpeg2k")));
         assert!(ObjectCodec::from_config(&json!({"id": "pickle"})).is_err());
     }
 
@@ -142,7 +142,7 @@ mod tests {
             "store:ftp",
             "compressor:snappy",
             "filter:n5_wrapper",
-            "codec:zfp",
+            "codec:numcodecs.jpeg2k",
             "chunk_grid:rectangular",
             "data_type:bfloat16",
         ] {

@@ -135,7 +135,7 @@ impl Array {
                     compressor.as_ref(),
                     *order == Order::F,
                     &meta.dtype,
-                    meta.grid.ndim(),
+                    &meta.grid.max_chunk_shape(),
                 )?;
                 *compressor = chain.pipeline.compressor_config();
                 let all: Vec<Value> = chain
@@ -219,7 +219,6 @@ impl Array {
         path: String,
         mut metadata: ArrayMetadata,
     ) -> Result<Array> {
-        let ndim = metadata.grid.ndim();
         let grid_chunks = metadata.grid.regular_shape().map(<[u64]>::to_vec);
         let first_shape = grid_chunks
             .clone()
@@ -236,7 +235,7 @@ impl Array {
                 compressor.as_ref(),
                 *order == Order::F,
                 &metadata.dtype,
-                ndim,
+                &first_shape,
             )?,
             FormatMetadata::V3 { codecs, object, .. } => {
                 ChunkCodecs::v3(codecs, &metadata.dtype, *object, &first_shape)?

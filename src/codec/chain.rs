@@ -96,13 +96,13 @@ pub struct ChunkCodecs {
 }
 
 impl ChunkCodecs {
-    /// The codecs of a v2 array of `ndim` dimensions.
+    /// The codecs of a v2 array of chunks of `chunk_shape`.
     pub fn v2(
         filters: Option<&[Value]>,
         compressor: Option<&Value>,
         fortran: bool,
         dtype: &DataType,
-        ndim: usize,
+        chunk_shape: &[u64],
     ) -> Result<ChunkCodecs> {
         let filters = filters.unwrap_or_default();
         let object = match filters.first().map(ObjectCodec::from_config).transpose()?.flatten() {
@@ -125,7 +125,7 @@ impl ChunkCodecs {
             Some(_) => (&filters[1..], DataType::parse_typestr("|u1")?),
             None => (filters, dtype.clone()),
         };
-        let mut layout: Vec<usize> = (0..ndim).collect();
+        let mut layout: Vec<usize> = (0..chunk_shape.len()).collect();
         if fortran {
             layout.reverse();
         }
@@ -133,7 +133,13 @@ impl ChunkCodecs {
             layout,
             byte_order: None,
             object,
-            pipeline: CodecPipeline::new(Some(rest), compressor, &stage_dtype)?,
+            // numcodecs hands a compressor C-order chunks in their shape (zfpy refuses F order).
+            pipeline: CodecPipeline::for_chunks(
+                Some(rest),
+                compressor,
+                &stage_dtype,
+                (!fortran).then_some(chunk_shape),
+            )?,
             sharding: None,
             hoisted: 0,
             canonical: Vec::new(),
@@ -212,7 +218,7 @@ const ELEMENT_WISE_FILTERS: [&str; 6] = [
 ];
 
 /// The v3 codecs by name, besides the `numcodecs.*` ones.
-const V3_CODECS: [(&str, Kind); 13] = [
+const V3_CODECS: [(&str, Kind); 13 + cfg!(feature = "zfp") as usize] = [
     ("transpose", Kind::ArrayToArray),
     ("bitround", Kind::ArrayToArray),
     ("scale_offset", Kind::ArrayToArray),
@@ -226,11 +232,17 @@ const V3_CODECS: [(&str, Kind); 13] = [
     ("zstd", Kind::BytesToBytes),
     ("blosc", Kind::BytesToBytes),
     ("crc32c", Kind::BytesToBytes),
+    #[cfg(feature = "zfp")]
+    ("zfp", Kind::ArrayToBytes),
 ];
 
 fn kind_of(name: &str) -> Option<Kind> {
     if let Some(&(_, kind)) = V3_CODECS.iter().find(|(known, _)| *known == name) {
         return Some(kind);
+    }
+    if name == "zfp" {
+        // Known without the `zfp` feature too, to be refused naming it.
+        return Some(Kind::ArrayToBytes);
     }
     match super::registered::kind_of_name(name) {
         Some(super::registered::RegisteredKind::Bytes) => return Some(Kind::BytesToBytes),
@@ -239,7 +251,7 @@ fn kind_of(name: &str) -> Option<Kind> {
     }
     match name.strip_prefix("numcodecs.")? {
         // zarr-python 3 hands pcodec the chunk's numbers: it serialises the array.
-        "pcodec" => Some(Kind::ArrayToBytes),
+        "pcodec" | "zfpy" => Some(Kind::ArrayToBytes),
         id if NUMCODECS_ARRAY_FILTERS.contains(&id) => Some(Kind::ArrayToArray),
         id if super::COMPRESSOR_IDS.contains(&id) => Some(Kind::BytesToBytes),
         id if NUMCODECS_BYTE_FILTERS.contains(&id) => Some(Kind::BytesToBytes),
@@ -458,6 +470,24 @@ impl<'a> Builder<'a> {
             canonical.as_object_mut().map(|o| o.remove("id"));
             self.out.byte_order = Some(ByteOrder::NATIVE);
             steps.push(Step::Codec(Box::new(codec)));
+            return Ok(json!({"name": name, "configuration": canonical}));
+        }
+        if name == "numcodecs.zfpy" || name == "zfp" {
+            // zfp compresses the chunk as the codec sees it: its dimensions in layout order.
+            let seen: Vec<u64> = self
+                .out
+                .layout
+                .iter()
+                .map(|&d| self.chunk_shape[d])
+                .collect();
+            let codec = match name {
+                "zfp" => super::zfp::zfp(config, &self.elem, &seen)?,
+                _ => super::zfp::zfpy(config, Some(&self.elem), Some(&seen))?,
+            };
+            let mut canonical = codec.config();
+            canonical.as_object_mut().map(|o| o.remove("id"));
+            self.out.byte_order = Some(ByteOrder::NATIVE);
+            steps.push(Step::Codec(codec));
             return Ok(json!({"name": name, "configuration": canonical}));
         }
         if name == "packbits" {

@@ -36,6 +36,7 @@ mod stream;
 mod swap_bytes;
 #[cfg(test)]
 mod testutil;
+mod zfp;
 mod zlib;
 mod zstd;
 
@@ -47,6 +48,9 @@ pub struct CodecContext {
     /// The elements the codec is handed, where known (numcodecs hands a compressor the array
     /// the filters made): what pcodec compresses.
     pub(crate) element: Option<filters::numeric::ElemType>,
+    /// The shape of the array the codec is handed, where known (a v2 compressor no filter
+    /// precedes, on C-order chunks): zfpy compresses that field.
+    pub(crate) chunk_shape: Option<Vec<u64>>,
 }
 
 impl CodecContext {
@@ -55,6 +59,7 @@ impl CodecContext {
         CodecContext {
             item_size: dtype.size,
             element: Some(filters::numeric::ElemType::of_array(dtype)),
+            chunk_shape: None,
         }
     }
 
@@ -63,6 +68,7 @@ impl CodecContext {
         CodecContext {
             item_size,
             element: None,
+            chunk_shape: None,
         }
     }
 }
@@ -119,9 +125,20 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// The numcodecs ids of the compressors [`compressor_from_config`] builds.
-pub const COMPRESSOR_IDS: [&str; 9] = [
-    "zlib", "gzip", "zstd", "blosc", "lz4", "bz2", "lzma", "base64", "pcodec",
+/// The numcodecs ids of the compressors [`compressor_from_config`] builds (`zfpy` with the
+/// `zfp` feature).
+pub const COMPRESSOR_IDS: [&str; 9 + cfg!(feature = "zfp") as usize] = [
+    "zlib",
+    "gzip",
+    "zstd",
+    "blosc",
+    "lz4",
+    "bz2",
+    "lzma",
+    "base64",
+    "pcodec",
+    #[cfg(feature = "zfp")]
+    "zfpy",
 ];
 
 /// Builds a compressor from its `.zarray` configuration object. Unknown ids are
@@ -145,6 +162,7 @@ pub fn compressor_from_config(config: &Value, ctx: CodecContext) -> Result<Box<d
         "lzma" => Box::new(lzma::Lzma::from_config(obj)?),
         "base64" => Box::new(base64::Base64::from_config(obj)?),
         "pcodec" => Box::new(pcodec::Pcodec::from_config(obj, ctx.element.as_ref())?),
+        "zfpy" => zfp::zfpy(obj, ctx.element.as_ref(), ctx.chunk_shape.as_deref())?,
         "n5_wrapper" => Box::new(n5::N5Wrapper::from_config(obj, ctx)?),
         other => match registered::by_id(config) {
             Some((registered::RegisteredKind::Bytes, codec)) => Box::new(codec),

@@ -65,6 +65,17 @@ impl CodecPipeline {
         compressor: Option<&Value>,
         dtype: &DataType,
     ) -> Result<Self> {
+        Self::for_chunks(filters, compressor, dtype, None)
+    }
+
+    /// [`CodecPipeline::new`] for C-order chunks of `chunk_shape` (when known): a compressor
+    /// that no filter precedes is handed the chunk in that shape, as numcodecs is (zfpy).
+    pub fn for_chunks(
+        filters: Option<&[Value]>,
+        compressor: Option<&Value>,
+        dtype: &DataType,
+        chunk_shape: Option<&[u64]>,
+    ) -> Result<Self> {
         let mut elem = ElemType::of_array(dtype);
         let mut steps = Vec::new();
         for (i, config) in filters.unwrap_or_default().iter().enumerate() {
@@ -73,6 +84,7 @@ impl CodecPipeline {
                 let ctx = CodecContext {
                     item_size: elem.size(),
                     element: Some(elem.clone()),
+                    chunk_shape: None,
                 };
                 steps.push(Step::Codec(
                     compressor_from_config(config, ctx).map_err(context)?,
@@ -87,6 +99,9 @@ impl CodecPipeline {
         let ctx = CodecContext {
             item_size: elem.size(),
             element: Some(elem.clone()),
+            chunk_shape: chunk_shape
+                .filter(|_| steps.is_empty())
+                .map(<[u64]>::to_vec),
         };
         let compressor = compressor.filter(|c| !c.is_null());
         if let Some(c) = compressor {
