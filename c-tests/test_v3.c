@@ -1,7 +1,9 @@
 /* test_v3.c - Zarr v3 from C: format detection, v3 groups and arrays created from zarr.json
  * documents, dimension names, sharded arrays (shard and inner chunk shapes, writes that keep
  * the rest of a shard, empty shards erased), rectilinear chunk grids (each chunk's box, the
- * grid's shape, a resize that lengthens it), and clear errors for what is malformed or unknown. */
+ * grid's shape, a resize that lengthens it), the small types of zarr-extensions (bfloat16 and
+ * float8 codes with their conversions, int4 values and their range), and clear errors for
+ * what is malformed or unknown. */
 #include "testutil.h"
 
 #define V3_ARRAY(extra)                                                                      \
@@ -178,6 +180,82 @@ static void test_rectilinear_grids(const char *dir) {
     zarr_store_close(s);
 }
 
+#define SMALL_ARRAY(type, fill, codec)                                                            \
+    "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [6], \"data_type\": \"" type "\"," \
+    " \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [4]}},"         \
+    " \"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": " fill ","                  \
+    " \"codecs\": [" codec "]}"
+
+static void test_small_types(const char *dir) {
+    zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
+    zarr_dtype_kind kind = 0;
+    size_t itemsize = 0;
+    char *typestr = NULL;
+    if (!s) return;
+    /* bfloat16: uint16_t codes, converted exactly; big-endian storage. */
+    zarr_array *bf = create_array(s, "bf16", SMALL_ARRAY("bfloat16", "\"NaN\"", "{\"name\": \"bytes\", \"configuration\": {\"endian\": \"big\"}}"));
+    if (bf) {
+        CHECK_OK(zarr_array_dtype(bf, &kind, &itemsize));
+        CHECK(kind == ZARR_DTYPE_SMALL_FLOAT && itemsize == 2);
+        CHECK_OK(zarr_array_dtype_string(bf, &typestr));
+        CHECK(typestr && strcmp(typestr, "bfloat16") == 0);
+        zarr_string_free(typestr);
+        const double in[4] = {1.0, -2.5, 1.00390625000001, 3.0e38};
+        uint16_t codes[4] = {0}, back[6] = {0};
+        double out[6] = {0};
+        CHECK_OK(zarr_small_float_from_double("bfloat16", in, 4, codes));
+        CHECK(codes[0] == 0x3f80 && codes[1] == 0xc020 && codes[2] == 0x3f81 && codes[3] == 0x7f62);
+        uint64_t start = 0, count = 4;
+        CHECK_OK(zarr_array_write(bf, 1, &start, &count, codes, sizeof codes));
+        size_t n = 0;
+        unsigned char *stored = file_read(strf("%s/bf16/c/0", dir), &n);
+        CHECK(stored && n == 8 && stored[0] == 0x3f && stored[1] == 0x80);
+        free(stored);
+        count = 6;
+        CHECK_OK(zarr_array_read(bf, 1, &start, &count, back, sizeof back));
+        CHECK_OK(zarr_small_float_to_double("bfloat16", back, 6, out));
+        CHECK(out[0] == 1.0 && out[1] == -2.5 && out[2] == 1.0078125 && isnan(out[4]) && isnan(out[5]));
+        zarr_array_close(bf);
+    }
+    /* float8_e4m3fnuz: no infinity, no negative zero; what it cannot hold is refused. */
+    const double inf = INFINITY, big = 1e6, nzero = -0.0;
+    unsigned char code = 0xaa;
+    CHECK_STATUS(zarr_small_float_from_double("float8_e4m3fnuz", &inf, 1, &code), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "values[0]");
+    CHECK_STATUS(zarr_small_float_from_double("float8_e4m3fnuz", &big, 1, &code), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_OK(zarr_small_float_from_double("float8_e4m3fnuz", &nzero, 1, &code));
+    CHECK(code == 0x00);
+    CHECK_OK(zarr_small_float_from_double("float8_e4m3", &big, 1, &code));
+    CHECK(code == 0x78); /* +infinity */
+    CHECK_STATUS(zarr_small_float_from_double("float7", &big, 1, &code), ZARR_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(zarr_last_error(), "float7");
+    /* int4: one int8_t per value, packed four bits a value; out of range is refused. */
+    zarr_array *i4 = create_array(s, "int4", SMALL_ARRAY("int4", "-3", "{\"name\": \"packbits\"}"));
+    if (i4) {
+        CHECK_OK(zarr_array_dtype(i4, &kind, &itemsize));
+        CHECK(kind == ZARR_DTYPE_INT && itemsize == 1);
+        CHECK_OK(zarr_array_check_dtype(i4, ZARR_DTYPE_INT, 1));
+        int8_t values[6] = {-8, 7, 0, -1, 5, -6}, back[6] = {0};
+        uint64_t start = 0, count = 6;
+        CHECK_OK(zarr_array_write(i4, 1, &start, &count, values, sizeof values));
+        size_t n = 0;
+        unsigned char *stored = file_read(strf("%s/int4/c/0", dir), &n);
+        CHECK(stored && n == 2 && stored[0] == 0x78 && stored[1] == 0xf0);
+        free(stored);
+        CHECK_OK(zarr_array_read(i4, 1, &start, &count, back, sizeof back));
+        CHECK(memcmp(values, back, sizeof back) == 0);
+        values[2] = 8;
+        CHECK_STATUS(zarr_array_write(i4, 1, &start, &count, values, sizeof values), ZARR_ERR_INVALID_ARGUMENT);
+        CHECK_CONTAINS(zarr_last_error(), "8 is outside int4 [-8, 7]");
+        zarr_array_close(i4);
+    }
+    zarr_array *bad = NULL;
+    CHECK_STATUS(zarr_array_create(s, "bad", SMALL_ARRAY("float4_e2m1fn", "\"NaN\"", "{\"name\": \"bytes\"}"), &bad),
+                 ZARR_ERR_INVALID_METADATA);
+    CHECK_CONTAINS(zarr_last_error(), "float4_e2m1fn has no NaN");
+    zarr_store_close(s);
+}
+
 static void test_bad_documents(const char *dir) {
     zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
     zarr_array *a = NULL;
@@ -223,6 +301,7 @@ int main(void) {
     test_groups_and_format_detection(strf("%s/groups.zarr", dir));
     test_sharded_arrays(strf("%s/sharded.zarr", dir));
     test_rectilinear_grids(strf("%s/rectilinear.zarr", dir));
+    test_small_types(strf("%s/small.zarr", dir));
     test_bad_documents(strf("%s/bad.zarr", dir));
     tmpdir_remove(dir);
     return check_summary("test_v3");

@@ -18,8 +18,9 @@
 ! are the signed kind of their width; pointer arguments are optional (an absent one is
 ! NULL); shapes and indices are in C order and 0-based.
 module zarr
-  use, intrinsic :: iso_c_binding, only: c_associated, c_bool, c_char, c_f_pointer, c_funptr, &
-      c_int32_t, c_int64_t, c_int8_t, c_null_char, c_null_funptr, c_null_ptr, c_ptr, c_size_t
+  use, intrinsic :: iso_c_binding, only: c_associated, c_bool, c_char, c_double, c_f_pointer, &
+      c_funptr, c_int32_t, c_int64_t, c_int8_t, c_null_char, c_null_funptr, c_null_ptr, c_ptr, &
+      c_size_t
   use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64
   implicit none
   private
@@ -81,6 +82,7 @@ module zarr
   integer, parameter, public :: ZARR_DTYPE_TIMEDELTA = 10
   integer, parameter, public :: ZARR_DTYPE_STRUCTURED = 11
   integer, parameter, public :: ZARR_DTYPE_OBJECT = 12
+  integer, parameter, public :: ZARR_DTYPE_SMALL_FLOAT = 13
   integer, parameter, public :: ZARR_NODE_NONE = 0
   integer, parameter, public :: ZARR_NODE_ARRAY = 1
   integer, parameter, public :: ZARR_NODE_GROUP = 2
@@ -227,12 +229,12 @@ module zarr
       zarr_array_field_count, zarr_array_field, zarr_array_fields_json, zarr_array_read_fields, &
       zarr_array_write_fields, zarr_array_read_fields_selection, &
       zarr_array_write_fields_selection, zarr_utf32_to_utf8, zarr_utf8_to_utf32, &
-      zarr_codec_register, zarr_codec_unregister, zarr_store_node_kind, zarr_store_delete, &
-      zarr_store_move, zarr_store_set_fill_value, zarr_array_info_json, zarr_array_info_text, &
-      zarr_array_digest, zarr_array_hexdigest, zarr_store_copy, zarr_array_copy_to, &
-      zarr_store_copy_options, zarr_node_copy, zarr_set_num_threads, zarr_num_threads, &
-      zarr_array_set_write_empty_chunks, zarr_array_write_empty_chunks, &
-      zarr_array_set_chunk_cache, zarr_array_chunk_cache_stats
+      zarr_small_float_to_double, zarr_small_float_from_double, zarr_codec_register, &
+      zarr_codec_unregister, zarr_store_node_kind, zarr_store_delete, zarr_store_move, &
+      zarr_store_set_fill_value, zarr_array_info_json, zarr_array_info_text, zarr_array_digest, &
+      zarr_array_hexdigest, zarr_store_copy, zarr_array_copy_to, zarr_store_copy_options, &
+      zarr_node_copy, zarr_set_num_threads, zarr_num_threads, zarr_array_set_write_empty_chunks, &
+      zarr_array_write_empty_chunks, zarr_array_set_chunk_cache, zarr_array_chunk_cache_stats
 
   !> Closes a store, group or array handle (a closed or never opened one is a no-op).
   interface zarr_close
@@ -1211,6 +1213,24 @@ module zarr
       integer(c_size_t), value :: nchars
       integer(c_int32_t) :: zarr_utf8_to_utf32
     end function zarr_utf8_to_utf32
+    function zarr_small_float_to_double(format, codes, count, out) bind(c, &
+        name="zarr_small_float_to_double")
+      import :: c_char, c_double, c_int32_t, c_size_t
+      character(kind=c_char), intent(in), optional :: format(*)
+      type(*), intent(in), optional :: codes(*)
+      integer(c_size_t), value :: count
+      real(c_double), intent(inout), optional :: out(*)
+      integer(c_int32_t) :: zarr_small_float_to_double
+    end function zarr_small_float_to_double
+    function zarr_small_float_from_double(format, values, count, out_codes) bind(c, &
+        name="zarr_small_float_from_double")
+      import :: c_char, c_double, c_int32_t, c_size_t
+      character(kind=c_char), intent(in), optional :: format(*)
+      real(c_double), intent(in), optional :: values(*)
+      integer(c_size_t), value :: count
+      type(*), intent(inout), optional :: out_codes(*)
+      integer(c_int32_t) :: zarr_small_float_from_double
+    end function zarr_small_float_from_double
     function zarr_codec_register(codec) bind(c, name="zarr_codec_register")
       import :: c_int32_t, zarr_codec_callbacks
       type(zarr_codec_callbacks), intent(in), optional :: codec

@@ -520,6 +520,8 @@ typedef struct {
 
 
 
+
+
 /**
  * Success.
  */
@@ -731,12 +733,14 @@ typedef struct {
 #define ZARR_DTYPE_BOOL 1
 
 /**
- * Signed integers (`i1`, `i2`, `i4`, `i8`).
+ * Signed integers (`i1`, `i2`, `i4`, `i8`; and Zarr v3's `int2` and `int4`, one `int8_t` per
+ * value, which a write refuses outside the type's range).
  */
 #define ZARR_DTYPE_INT 2
 
 /**
- * Unsigned integers (`u1`, `u2`, `u4`, `u8`).
+ * Unsigned integers (`u1`, `u2`, `u4`, `u8`; and Zarr v3's `uint2` and `uint4`, one `uint8_t`
+ * per value, which a write refuses outside the type's range).
  */
 #define ZARR_DTYPE_UINT 3
 
@@ -788,6 +792,14 @@ typedef struct {
  * size is 0.
  */
 #define ZARR_DTYPE_OBJECT 12
+
+/**
+ * A Zarr v3 small float of zarr-extensions: `bfloat16` (a `uint16_t` code per value) or a
+ * float8, float6 or float4 format (a `uint8_t` code per value; float6 and float4 in its low
+ * bits, the others zero). `zarr_array_dtype_string` names the format;
+ * `zarr_small_float_to_double` and `zarr_small_float_from_double` convert values.
+ */
+#define ZARR_DTYPE_SMALL_FLOAT 13
 
 /**
  * Nothing: neither an array nor a group.
@@ -2305,6 +2317,39 @@ zarr_status zarr_utf32_to_utf8(const uint32_t *utf32,
  * `utf8` holds `utf8_len` bytes; `out` has room for `nchars` units.
  */
 zarr_status zarr_utf8_to_utf32(const char *utf8, size_t utf8_len, uint32_t *out, size_t nchars);
+
+/**
+ * Converts `count` values of the small float `format` (its data type name, as
+ * `zarr_array_dtype_string` gives it: `"bfloat16"`, `"float8_e4m3"`, ...) to doubles,
+ * exactly. `codes` holds `uint16_t` codes for `bfloat16`, `uint8_t` codes for the others
+ * (of which float6 and float4 use the low bits; the others are ignored). NaN codes give NaN.
+ *
+ * # Safety
+ * `format` is a NUL-terminated string; `codes` holds `count` codes; `out` has room for
+ * `count` doubles.
+ */
+zarr_status zarr_small_float_to_double(const char *format,
+                                       const void *codes,
+                                       size_t count,
+                                       double *out);
+
+/**
+ * Converts `count` doubles to codes of the small float `format` (see
+ * `zarr_small_float_to_double` for names and layout), rounding to nearest, ties to even.
+ * NaN becomes the format's NaN; values past an IEEE-like format's range become infinities,
+ * as IEEE 754 rounds. A value the format cannot hold (NaN or an infinity where it has none,
+ * a value past a finite-only format's largest one, zero or a negative value in
+ * `float8_e8m0fnu`) is `ZARR_ERR_INVALID_ARGUMENT` naming its index, and `out` is then
+ * partly written.
+ *
+ * # Safety
+ * `format` is a NUL-terminated string; `values` holds `count` doubles; `out_codes` has room
+ * for `count` codes.
+ */
+zarr_status zarr_small_float_from_double(const char *format,
+                                         const double *values,
+                                         size_t count,
+                                         void *out_codes);
 
 /* ==== Codecs of the caller's own: registration ================================================ */
 

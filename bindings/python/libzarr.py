@@ -46,6 +46,7 @@ ORDER_C, ORDER_F = 0, 1
 DTYPE_KINDS = {1: "b", 2: "i", 3: "u", 4: "f", 5: "c", 6: "S", 7: "U", 8: "V", 9: "M", 10: "m", 11: "V"}  # numpy's
 DTYPE_BOOL, DTYPE_INT, DTYPE_UINT, DTYPE_FLOAT, DTYPE_COMPLEX = 1, 2, 3, 4, 5  # ZARR_DTYPE_*: kind_code
 DTYPE_BYTES, DTYPE_UNICODE, DTYPE_RAW, DTYPE_DATETIME, DTYPE_TIMEDELTA, DTYPE_STRUCTURED = 6, 7, 8, 9, 10, 11
+DTYPE_SMALL_FLOAT = 13
 
 _h, _st, _sz, _u64p = C.c_void_p, C.c_int32, C.c_size_t, C.POINTER(C.c_uint64)
 _out_h, _out_s = C.POINTER(C.c_void_p), C.POINTER(C.c_void_p)  # handle**, char**
@@ -402,11 +403,29 @@ def _take_string(p):
         lib().zarr_string_free(p)
 
 
+# The zarr-extensions small types libzarr names by their v3 names: ml_dtypes' types when it is installed, else
+# the codes (small floats) or values (narrow integers) as plain integers of the same size.
+SMALL_TYPES = {"bfloat16": "<u2", "float8_e3m4": "u1", "float8_e4m3": "u1", "float8_e4m3b11fnuz": "u1",
+               "float8_e4m3fnuz": "u1", "float8_e5m2": "u1", "float8_e5m2fnuz": "u1", "float8_e8m0fnu": "u1",
+               "float6_e2m3fn": "u1", "float6_e3m2fn": "u1", "float4_e2m1fn": "u1",
+               "int2": "i1", "int4": "i1", "uint2": "u1", "uint4": "u1"}
+
+
+def small_dtype(name):
+    """numpy dtype of a small type: ml_dtypes' (`ml_dtypes.bfloat16`, ...) or, without ml_dtypes, its codes."""
+    try:
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, name))
+    except (ImportError, AttributeError):
+        return np.dtype(SMALL_TYPES[name])
+
+
 def dtype_from_json(descr):
     """numpy dtype of a .zarray "dtype": a type string, or the list-of-lists form of a structured type
-    ([name, type] or [name, type, shape], types nested the same way), as zarr-python 2 decodes it."""
+    ([name, type] or [name, type, shape], types nested the same way), as zarr-python 2 decodes it; or one of the
+    v3 small types' names (SMALL_TYPES)."""
     if isinstance(descr, str):
-        return np.dtype(descr)
+        return small_dtype(descr) if descr in SMALL_TYPES else np.dtype(descr)
 
     def field(f):
         name, typ, *shape = f

@@ -212,6 +212,18 @@ pub const CODECS: &[(&str, &str)] = &[
         r#"{"zarr_format": 3, "data_type": "float64", "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 8], "codecs": [{"name": "numcodecs.pcodec", "configuration": {"level": 3}}], "index_codecs": [{"name": "bytes"}, {"name": "numcodecs.adler32", "configuration": {}}]}}]}"#,
         "c/0/0",
     ),
+    (
+        r#"{"zarr_format": 3, "data_type": "int4", "codecs": [{"name": "packbits", "configuration": {"padding_encoding": "first_byte"}}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "data_type": "float6_e3m2fn", "codecs": [{"name": "bytes"}]}"#,
+        "c/0/0",
+    ),
+    (
+        r#"{"zarr_format": 3, "data_type": "float32", "codecs": [{"name": "cast_value", "configuration": {"data_type": "float8_e4m3fnuz", "out_of_range": "clamp"}}, {"name": "bytes"}]}"#,
+        "c/0/0",
+    ),
 ];
 
 /// The full metadata document of `CODECS[i]`: its members over a 16 × 16 default.

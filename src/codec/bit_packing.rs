@@ -63,7 +63,7 @@ pub struct BitPacking {
     components: usize,
     /// Bytes of one component in the decoded chunk.
     component_bytes: usize,
-    /// Bits of one component (`N`; 1 for `bool`).
+    /// Bits of one component (`N`; 1 for `bool`, 2, 4 or 6 for the sub-byte types).
     component_bits: u32,
     /// Decoding sign-extends (signed integers).
     signed: bool,
@@ -102,20 +102,18 @@ impl BitPacking {
                     ))
                 })?,
         };
-        let (components, kind, size) = match elem {
-            ElemType::Num(t) if t.kind == Kind::Complex => (2, t.kind, t.size / 2),
-            ElemType::Num(t) => (1, t.kind, t.size),
+        // Components per element, their bytes and bits, and whether they are signed.
+        let (components, size, component_bits, signed) = match elem {
+            ElemType::Num(t) if t.kind == Kind::Complex => (2, t.size / 2, 4 * t.size as u32, false),
+            ElemType::Num(t) if t.kind == Kind::Bool => (1, 1, 1, false),
+            ElemType::Num(t) => (1, t.size, 8 * t.size as u32, t.kind == Kind::Int),
+            ElemType::Small(t) => (1, t.size(), t.bits(), t.signed()),
             other => {
                 return Err(Error::Unsupported(format!(
-                    "the packbits codec on elements of type {} (it packs booleans, integers, floats and complex numbers)",
+                    "the packbits codec on elements of type {} (it packs booleans, integers, floats, complex numbers and the small types)",
                     other.typestr()
                 )))
             }
-        };
-        let component_bits = if kind == Kind::Bool {
-            1
-        } else {
-            8 * size as u32
         };
         let bit = |key: &str| -> Result<Option<u32>> {
             match config.get(key) {
@@ -148,7 +146,7 @@ impl BitPacking {
             components,
             component_bytes: size,
             component_bits,
-            signed: kind == Kind::Int,
+            signed,
             first_bit,
             width: last_bit - first_bit + 1,
         };
@@ -185,7 +183,9 @@ impl BitPacking {
         super::filter::check_len("packbits", len, max_len)?;
         let mut out = alloc(len)?;
         let mask = low_bits(self.width);
-        let extension = low_bits(self.component_bits) & !low_bits(self.first_bit + self.width);
+        // Signed values extend over their bytes (an `int4` is an `int8` in memory).
+        let extension =
+            low_bits(8 * self.component_bytes as u32) & !low_bits(self.first_bit + self.width);
         let (mut acc, mut held, mut bytes) = (0u128, 0u32, body.iter());
         for component in out.chunks_exact_mut(self.component_bytes) {
             while held < self.width {

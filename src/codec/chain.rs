@@ -14,6 +14,7 @@ use super::filter::{self, Filter};
 use super::filters::checksum32::Checksum32;
 use super::filters::numeric::ElemType;
 use super::pipeline::{CodecPipeline, Step};
+use super::sub_byte::SubByteValues;
 use super::swap_bytes::SwapBytes;
 use super::{blosc, filters, gzip, zstd, CodecContext};
 use crate::dtype::v3::{name_and_configuration, ObjectKind};
@@ -489,6 +490,12 @@ impl<'a> Builder<'a> {
             self.out.byte_order = Some(ByteOrder::NATIVE);
             steps.push(Step::Codec(codec));
             return Ok(json!({"name": name, "configuration": canonical}));
+        }
+        if let Some(step) = match self.elem {
+            ElemType::Small(t) => SubByteValues::for_type(t),
+            _ => None,
+        } {
+            steps.push(Step::Filter(Box::new(step)));
         }
         if name == "packbits" {
             if filtered && ByteOrder::NATIVE != ByteOrder::Little && self.elem.size() > 1 {

@@ -33,6 +33,7 @@ mod pcodec;
 mod pipeline;
 pub mod registered;
 mod stream;
+mod sub_byte;
 mod swap_bytes;
 #[cfg(test)]
 mod testutil;

@@ -21,6 +21,7 @@ impl SwapBytes {
             ElemType::Num(t) => t.size,
             ElemType::Unicode { .. } => 4,
             ElemType::Other { size: 1 } => 1,
+            ElemType::Small(t) => t.size(),
             other => {
                 return Err(Error::Unsupported(format!(
                     "a non-native \"endian\" for elements of type {} after array→array filters",

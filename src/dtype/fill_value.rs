@@ -28,6 +28,7 @@ impl FillValue {
             DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 json!(BASE64.encode(vec![0; dtype.size]))
             }
+            DataTypeKind::Small(t) => super::v3::small_default(t),
             _ => json!(0),
         }
     }
@@ -101,6 +102,7 @@ impl FillValue {
                 units
             }
             DataTypeKind::Object => value.to_string().into_bytes(),
+            DataTypeKind::Small(t) => t.parse_fill(value).map_err(|why| bad(&why))?,
             DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 let stored = match value {
                     // Some writers used 0 before base64 encoding was settled: all zero bytes.
@@ -152,6 +154,7 @@ impl FillValue {
                 json!(BASE64.encode(&bytes[..end]))
             }
             DataTypeKind::Object => serde_json::from_slice(bytes).unwrap_or(Value::Null),
+            DataTypeKind::Small(t) => t.fill_json(bytes),
             DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 let mut stored = bytes.clone();
                 dtype.byte_swap().apply(&mut stored);

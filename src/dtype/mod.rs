@@ -9,6 +9,8 @@ mod fill_value;
 pub(crate) mod long_double;
 mod numpy_str;
 mod object;
+pub mod small_float;
+mod small_type;
 mod structured;
 mod time_unit;
 pub mod utf32;
@@ -18,6 +20,8 @@ pub use byte_swap::ByteSwap;
 pub use fill_value::{float_of, FillValue};
 pub use numpy_str::python_tuple;
 pub use object::{ItemForm, ObjectCodec, OBJECT_CODEC_IDS};
+pub use small_float::SmallFloat;
+pub use small_type::SmallType;
 pub use structured::{select_fields, Field, FieldRanges};
 pub use time_unit::{TimeUnit, Unit};
 
@@ -48,6 +52,10 @@ pub enum DataTypeKind {
     Structured(Vec<Field>),
     /// `|O`: variable-length values, stored by the array's object codec (its first filter).
     Object,
+    /// A Zarr v3 small float (`bfloat16`, `float8_*`, `float6_*`, `float4_e2m1fn`) or narrow
+    /// integer (`int2`, `int4`, `uint2`, `uint4`) of zarr-extensions; no v2 type string names
+    /// them.
+    Small(SmallType),
 }
 
 /// The byte order of stored values.
@@ -206,7 +214,8 @@ impl DataType {
         }
     }
 
-    /// The canonical NumPy type string (for a structured type, its JSON list as text).
+    /// The canonical NumPy type string (for a structured type, its JSON list as text; for a
+    /// small type, its v3 name).
     pub fn typestr(&self) -> String {
         let order = match self.order {
             ByteOrder::Little => '<',
@@ -227,6 +236,7 @@ impl DataType {
             DataTypeKind::TimeDelta(unit) => format!("{order}m8{}", unit.suffix()),
             DataTypeKind::Structured(fields) => structured::fields_to_json(fields).to_string(),
             DataTypeKind::Object => "|O".to_string(),
+            DataTypeKind::Small(t) => t.name().to_string(),
         }
     }
 

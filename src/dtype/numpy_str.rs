@@ -7,7 +7,8 @@ impl DataType {
     /// NumPy's `str(dtype)`: the type's name for numbers, booleans, datetimes and objects in
     /// the machine's byte order (`"int32"`, `"bool"`, `"datetime64[ns]"`, `"object"`), the type
     /// string for the other byte order and for byte strings, text and raw bytes (`">i4"`,
-    /// `"|S5"`, `"<U3"`), and the field list for records (`"[('x', '<f4'), ('y', 'u1', (2,))]"`).
+    /// `"|S5"`, `"<U3"`), the field list for records (`"[('x', '<f4'), ('y', 'u1', (2,))]"`), and
+    /// ml_dtypes' names for the small types (`"bfloat16"`, `"int4"`).
     pub fn numpy_str(&self) -> String {
         let named = |prefix: &str| format!("{prefix}{}", self.size * 8);
         match &self.kind {
@@ -26,6 +27,8 @@ impl DataType {
             DataTypeKind::DateTime(unit) => format!("datetime64{}", unit.suffix()),
             DataTypeKind::TimeDelta(unit) => format!("timedelta64{}", unit.suffix()),
             DataTypeKind::Object => "object".to_string(),
+            // ml_dtypes' names.
+            DataTypeKind::Small(t) => t.name().to_string(),
         }
     }
 

@@ -8,8 +8,9 @@
 //! `numpy.timedelta64`, and `struct` (reading the legacy `structured` too).
 
 use super::fill_value::{float, float_bytes, float_json, integral, sized_bytes};
+use super::small_float::SmallFloat;
 use super::structured::Field;
-use super::{ByteOrder, DataType, DataTypeKind, FillValue, TimeUnit, Unit};
+use super::{ByteOrder, DataType, DataTypeKind, FillValue, SmallType, TimeUnit, Unit};
 use crate::error::{Error, Result};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
@@ -71,7 +72,7 @@ pub fn name_and_configuration<'a>(
 }
 
 /// The `data_type` names [`parse_data_type`] reads (`r*` stands for raw bits `r8`, `r16`, ...).
-pub const V3_DATA_TYPES: [&str; 25] = [
+pub const V3_DATA_TYPES: &[&str] = &[
     "bool",
     "int8",
     "int16",
@@ -97,6 +98,21 @@ pub const V3_DATA_TYPES: [&str; 25] = [
     "struct",
     "structured",
     "r*",
+    "bfloat16",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float4_e2m1fn",
+    "int2",
+    "int4",
+    "uint2",
+    "uint4",
 ];
 
 /// Parses a v3 `data_type`. Unknown names are [`Error::Unsupported`] naming them.
@@ -195,6 +211,10 @@ pub fn parse_data_type(value: &Value) -> Result<V3Type> {
                     "data_type {raw:?}: raw bits must be a positive multiple of 8"
                 ))),
             }
+        }
+        small if SmallType::from_name(small).is_some() => {
+            let t = SmallType::from_name(small).expect("named");
+            fixed(simple(DataTypeKind::Small(t), t.size()))
         }
         other => Err(Error::Unsupported(format!("data_type {other:?}"))),
     }
@@ -328,6 +348,7 @@ pub fn to_json(dtype: &DataType, object: Option<ObjectKind>) -> Result<Value> {
             }
             json!({"name": "struct", "configuration": {"fields": list}})
         }
+        (DataTypeKind::Small(t), _) => json!(t.name()),
         (DataTypeKind::Object, _) => match object {
             Some(ObjectKind::Text) => json!("string"),
             Some(ObjectKind::Bytes) => json!("variable_length_bytes"),
@@ -381,6 +402,7 @@ impl FillValue {
                     .collect(),
             ),
             DataTypeKind::Int | DataTypeKind::UInt => json!(0),
+            DataTypeKind::Small(t) => small_default(*t),
         }
     }
 
@@ -493,6 +515,16 @@ impl FillValue {
     }
 }
 
+/// The fill value of a small type whose creator names none: zero, or NaN for
+/// `float8_e8m0fnu`, which has no zero.
+pub(super) fn small_default(t: SmallType) -> Value {
+    match t {
+        SmallType::Float(SmallFloat::Float8E8M0Fnu) => json!("NaN"),
+        SmallType::Float(_) => json!(0.0),
+        SmallType::Int { .. } => json!(0),
+    }
+}
+
 /// A float of `size` bytes from the hex of its bit pattern (big-endian digits).
 fn hex_float(hex: &str, size: usize) -> Option<Vec<u8>> {
     if hex.len() != size * 2 {
@@ -515,7 +547,7 @@ mod tests {
     /// unsupported.
     #[test]
     fn the_listed_data_types_are_those_read() {
-        for name in V3_DATA_TYPES {
+        for &name in V3_DATA_TYPES {
             let value = match name {
                 "r*" => json!("r16"),
                 "fixed_length_utf32" | "null_terminated_bytes" | "raw_bytes" => {

@@ -5,7 +5,8 @@ use super::array::{array_arg, box_args, text_out, zarr_array};
 use super::boundary::{c_string, out_arg, run, slice_arg, slice_out, str_arg};
 use super::selection::{selection_arg, zarr_selection};
 use super::status::zarr_status;
-use crate::dtype::{utf32, DataType, DataTypeKind, Field};
+use crate::dtype::small_float::Direction;
+use crate::dtype::{utf32, DataType, DataTypeKind, Field, SmallFloat, SmallType};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::ffi::{c_char, c_void};
@@ -15,9 +16,11 @@ use std::ffi::{c_char, c_void};
 pub type zarr_dtype_kind = i32;
 /// `|b1`: one byte per value, 0 or 1.
 pub const ZARR_DTYPE_BOOL: zarr_dtype_kind = 1;
-/// Signed integers (`i1`, `i2`, `i4`, `i8`).
+/// Signed integers (`i1`, `i2`, `i4`, `i8`; and Zarr v3's `int2` and `int4`, one `int8_t` per
+/// value, which a write refuses outside the type's range).
 pub const ZARR_DTYPE_INT: zarr_dtype_kind = 2;
-/// Unsigned integers (`u1`, `u2`, `u4`, `u8`).
+/// Unsigned integers (`u1`, `u2`, `u4`, `u8`; and Zarr v3's `uint2` and `uint4`, one `uint8_t`
+/// per value, which a write refuses outside the type's range).
 pub const ZARR_DTYPE_UINT: zarr_dtype_kind = 3;
 /// IEEE floats (`f2`, `f4`, `f8`); `f2` values are passed as raw 16-bit halves.
 pub const ZARR_DTYPE_FLOAT: zarr_dtype_kind = 4;
@@ -41,6 +44,11 @@ pub const ZARR_DTYPE_STRUCTURED: zarr_dtype_kind = 11;
 /// says), read and written with `zarr_array_read_vlen` / `zarr_array_write_vlen`; the item
 /// size is 0.
 pub const ZARR_DTYPE_OBJECT: zarr_dtype_kind = 12;
+/// A Zarr v3 small float of zarr-extensions: `bfloat16` (a `uint16_t` code per value) or a
+/// float8, float6 or float4 format (a `uint8_t` code per value; float6 and float4 in its low
+/// bits, the others zero). `zarr_array_dtype_string` names the format;
+/// `zarr_small_float_to_double` and `zarr_small_float_from_double` convert values.
+pub const ZARR_DTYPE_SMALL_FLOAT: zarr_dtype_kind = 13;
 
 fn kind_code(dtype: &DataType) -> zarr_dtype_kind {
     match dtype.kind {
@@ -56,6 +64,9 @@ fn kind_code(dtype: &DataType) -> zarr_dtype_kind {
         DataTypeKind::TimeDelta(_) => ZARR_DTYPE_TIMEDELTA,
         DataTypeKind::Structured(_) => ZARR_DTYPE_STRUCTURED,
         DataTypeKind::Object => ZARR_DTYPE_OBJECT,
+        DataTypeKind::Small(SmallType::Float(_)) => ZARR_DTYPE_SMALL_FLOAT,
+        DataTypeKind::Small(SmallType::Int { signed: true, .. }) => ZARR_DTYPE_INT,
+        DataTypeKind::Small(SmallType::Int { .. }) => ZARR_DTYPE_UINT,
     }
 }
 
@@ -94,6 +105,7 @@ fn kind_name(kind: zarr_dtype_kind) -> &'static str {
         ZARR_DTYPE_TIMEDELTA => "timedelta",
         ZARR_DTYPE_STRUCTURED => "structured",
         ZARR_DTYPE_OBJECT => "object",
+        ZARR_DTYPE_SMALL_FLOAT => "small float",
         _ => "unknown kind",
     }
 }
@@ -436,5 +448,85 @@ pub unsafe extern "C" fn zarr_utf8_to_utf32(
         let text = std::str::from_utf8(bytes)
             .map_err(|e| Error::InvalidArgument(format!("text is not UTF-8: {e}")))?;
         utf32::encode(text, out)
+    })
+}
+
+/// The small float format a caller names.
+fn small_float_arg(format: *const c_char) -> Result<SmallFloat> {
+    let name = str_arg(format, "format")?;
+    SmallFloat::from_name(name).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "format {name:?} is not a small float (bfloat16, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn or float4_e2m1fn)"
+        ))
+    })
+}
+
+/// Converts `count` values of the small float `format` (its data type name, as
+/// `zarr_array_dtype_string` gives it: `"bfloat16"`, `"float8_e4m3"`, ...) to doubles,
+/// exactly. `codes` holds `uint16_t` codes for `bfloat16`, `uint8_t` codes for the others
+/// (of which float6 and float4 use the low bits; the others are ignored). NaN codes give NaN.
+///
+/// # Safety
+/// `format` is a NUL-terminated string; `codes` holds `count` codes; `out` has room for
+/// `count` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_small_float_to_double(
+    format: *const c_char,
+    codes: *const c_void,
+    count: usize,
+    out: *mut f64,
+) -> zarr_status {
+    run(|| {
+        let format = small_float_arg(format)?;
+        let size = format.size();
+        let bytes = slice_arg(codes.cast::<u8>(), count.saturating_mul(size), "codes")?;
+        let out = slice_out(out, count, "out")?;
+        for (value, code) in out.iter_mut().zip(bytes.chunks_exact(size)) {
+            *value = format.to_f64(SmallType::code(code));
+        }
+        Ok(())
+    })
+}
+
+/// Converts `count` doubles to codes of the small float `format` (see
+/// `zarr_small_float_to_double` for names and layout), rounding to nearest, ties to even.
+/// NaN becomes the format's NaN; values past an IEEE-like format's range become infinities,
+/// as IEEE 754 rounds. A value the format cannot hold (NaN or an infinity where it has none,
+/// a value past a finite-only format's largest one, zero or a negative value in
+/// `float8_e8m0fnu`) is `ZARR_ERR_INVALID_ARGUMENT` naming its index, and `out` is then
+/// partly written.
+///
+/// # Safety
+/// `format` is a NUL-terminated string; `values` holds `count` doubles; `out_codes` has room
+/// for `count` codes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_small_float_from_double(
+    format: *const c_char,
+    values: *const f64,
+    count: usize,
+    out_codes: *mut c_void,
+) -> zarr_status {
+    run(|| {
+        let format = small_float_arg(format)?;
+        let size = format.size();
+        let values = slice_arg(values, count, "values")?;
+        let out = slice_out(
+            out_codes.cast::<u8>(),
+            count.saturating_mul(size),
+            "out_codes",
+        )?;
+        for (i, (&x, code)) in values.iter().zip(out.chunks_exact_mut(size)).enumerate() {
+            let bits = if x.is_nan() {
+                format.canonical_nan()
+            } else {
+                let r = format.round(x, Direction::NearestEven);
+                (!r.out_of_range || format.infinity().is_some()).then_some(r.code)
+            };
+            let bits = bits.ok_or_else(|| {
+                Error::InvalidArgument(format!("values[{i}] = {x:?} has no {format} code"))
+            })?;
+            SmallType::put_code(bits, code);
+        }
+        Ok(())
     })
 }

@@ -5,7 +5,7 @@
 use crate::{Node, Result};
 use serde_json::Value;
 use std::io::Write;
-use zarr::dtype::{DataType, DataTypeKind};
+use zarr::dtype::{DataType, DataTypeKind, SmallType};
 use zarr::{Array, Error};
 
 /// Values read and printed at once (about; at least one row of the first dimension).
@@ -271,7 +271,12 @@ fn float_value(b: &[u8], json: bool) -> String {
             (x, x.to_string())
         }
     };
-    match wide {
+    special_or(wide, text, json)
+}
+
+/// `text` for a finite `x`; NaN and infinities as Zarr spells them in metadata.
+fn special_or(x: f64, text: String, json: bool) -> String {
+    match x {
         x if x.is_nan() => text_value("NaN", json),
         x if x == f64::INFINITY => text_value("Infinity", json),
         x if x == f64::NEG_INFINITY => text_value("-Infinity", json),
@@ -325,6 +330,12 @@ pub fn value(dtype: &DataType, item: &[u8], json: bool) -> Result<String> {
                 .collect();
             text_value(&text, json)
         }
+        DataTypeKind::Small(SmallType::Float(format)) => {
+            let x = format.to_f64(SmallType::code(item));
+            special_or(x, x.to_string(), json)
+        }
+        DataTypeKind::Small(SmallType::Int { signed: true, .. }) => (item[0] as i8).to_string(),
+        DataTypeKind::Small(SmallType::Int { .. }) => item[0].to_string(),
         DataTypeKind::Raw | DataTypeKind::Structured(_) | DataTypeKind::Object => {
             return Err(Error::Unsupported(format!(
                 "printing values of type {} (zarr info describes it)",

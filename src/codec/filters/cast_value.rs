@@ -3,10 +3,11 @@
 //! out-of-range rule and an optional explicit scalar map, and back on decode.
 
 use super::numeric::{f16_to_f64, f64_to_f16, ElemType, Kind, Num, NumType};
-use super::{check_keys, converted_len, count, real_type, v3_name, v3_scalar};
-use crate::codec::filter::{check_len, Filter};
+use super::{check_keys, real_type, v3_name, v3_scalar};
+use crate::codec::filter::{check_len, ragged, Filter};
+use crate::dtype::small_float::Direction;
 use crate::dtype::v3::{parse_data_type, to_json};
-use crate::dtype::DataTypeKind;
+use crate::dtype::{DataTypeKind, SmallFloat, SmallType};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -35,6 +36,17 @@ const ROUNDINGS: [(&str, Rounding); 5] = [
 ];
 
 impl Rounding {
+    /// The same direction for the small float formats.
+    fn direction(self) -> Direction {
+        match self {
+            Rounding::NearestEven => Direction::NearestEven,
+            Rounding::TowardsZero => Direction::TowardsZero,
+            Rounding::TowardsPositive => Direction::TowardsPositive,
+            Rounding::TowardsNegative => Direction::TowardsNegative,
+            Rounding::NearestAway => Direction::NearestAway,
+        }
+    }
+
     /// The integer `x` (finite) rounds to; exact, since every float type's value is an `f64`.
     fn to_integral(self, x: f64) -> f64 {
         match self {
@@ -95,11 +107,105 @@ fn show(v: Num) -> String {
     }
 }
 
+/// A type the codec casts from or to: a core integer or float type (native byte order), or
+/// a zarr-extensions small type.
+#[derive(Debug, Clone, Copy)]
+enum CastType {
+    Num(NumType),
+    Small(SmallType),
+}
+
+impl CastType {
+    fn size(self) -> usize {
+        match self {
+            CastType::Num(t) => t.size,
+            CastType::Small(t) => t.size(),
+        }
+    }
+
+    /// The v3 name, for messages.
+    fn name(self) -> String {
+        match self {
+            CastType::Num(t) => v3_name(t),
+            CastType::Small(t) => t.name().into(),
+        }
+    }
+
+    /// Integers, whose values are whole numbers in [`CastType::int_range`].
+    fn is_int(self) -> bool {
+        match self {
+            CastType::Num(t) => t.kind != Kind::Float,
+            CastType::Small(t) => matches!(t, SmallType::Int { .. }),
+        }
+    }
+
+    fn signed(self) -> bool {
+        match self {
+            CastType::Num(t) => t.kind == Kind::Int,
+            CastType::Small(t) => t.signed(),
+        }
+    }
+
+    /// An integer type's bits.
+    fn int_bits(self) -> u32 {
+        match self {
+            CastType::Num(t) => 8 * t.size as u32,
+            CastType::Small(t) => t.bits(),
+        }
+    }
+
+    /// An integer type's smallest and largest values.
+    fn int_range(self) -> (i128, i128) {
+        match self {
+            CastType::Num(t) => t.int_range(),
+            CastType::Small(t) => {
+                let (lo, hi) = t.int_range();
+                (lo.into(), hi.into())
+            }
+        }
+    }
+
+    /// One element's value (small floats exactly, NaN codes as NaN).
+    fn read(self, b: &[u8]) -> Num {
+        match self {
+            CastType::Num(t) => t.read(b),
+            CastType::Small(SmallType::Float(f)) => Num::F(f.to_f64(SmallType::code(b))),
+            CastType::Small(t) if t.signed() => Num::I(i64::from(t.normalize(b[0]) as i8)),
+            CastType::Small(t) => Num::U(u64::from(t.normalize(b[0]))),
+        }
+    }
+
+    /// Writes `v`, a value of this type (a small float's NaN as its canonical code).
+    fn write(self, v: Num, out: &mut [u8]) {
+        match (self, v) {
+            (CastType::Num(t), v) => t.write(v, out),
+            (CastType::Small(SmallType::Float(f)), Num::F(x)) => {
+                let code = match f.canonical_nan() {
+                    Some(nan) if x.is_nan() => nan,
+                    _ => f.round(x, Direction::NearestEven).code,
+                };
+                SmallType::put_code(code, out);
+            }
+            (CastType::Small(_), Num::I(i)) => out[0] = i as u8,
+            (CastType::Small(_), Num::U(u)) => out[0] = u as u8,
+            (CastType::Small(_), other) => unreachable!("cast to a small type gave {other:?}"),
+        }
+    }
+
+    /// A scalar of this type in the v3 fill-value encoding.
+    fn scalar(self, value: &Value) -> Option<Num> {
+        match self {
+            CastType::Num(t) => v3_scalar(value, t),
+            CastType::Small(t) => Some(self.read(&t.parse_fill(value).ok()?)),
+        }
+    }
+}
+
 /// One direction of the codec: elements of `from` cast to `to`.
 #[derive(Debug, Clone)]
 struct Cast {
-    from: NumType,
-    to: NumType,
+    from: CastType,
+    to: CastType,
     rounding: Rounding,
     out_of_range: OutOfRange,
     /// The `scalar_map` entries of this direction, first occurrence first.
@@ -113,22 +219,30 @@ impl Cast {
         if let Some(&(_, out)) = self.map.iter().find(|(key, _)| same(v, *key)) {
             return Ok(out);
         }
-        match (Real::of(v), self.to.kind) {
-            (Real::Float(x), Kind::Int | Kind::UInt) => {
+        match (Real::of(v), self.to.is_int()) {
+            (Real::Float(x), true) => {
                 if !x.is_finite() {
-                    return Err(format!(
-                        "{} has no {} value (only a scalar_map entry can map it)",
-                        show(v),
-                        v3_name(self.to)
-                    ));
+                    return Err(self.no_value(v));
                 }
                 let r = self.rounding.to_integral(x);
                 let exact = (r.abs() < 2f64.powi(127)).then_some(r as i128);
                 self.to_int(exact, r > 0.0, v)
             }
-            (Real::Int(i), Kind::Int | Kind::UInt) => self.to_int(Some(i), i > 0, v),
-            (x, _) => self.to_float(x, v),
+            (Real::Int(i), true) => self.to_int(Some(i), i > 0, v),
+            (x, false) => match self.to {
+                CastType::Small(SmallType::Float(format)) => self.to_small_float(x, format, v),
+                _ => self.to_float(x, v),
+            },
         }
+    }
+
+    /// The message for a NaN or infinity the target type has no value for.
+    fn no_value(&self, v: Num) -> String {
+        format!(
+            "{} has no {} value (only a scalar_map entry can map it)",
+            show(v),
+            self.to.name()
+        )
     }
 
     /// The integer `value` (`None`: beyond ±2^127, so out of range; a multiple of 2^75, so
@@ -146,30 +260,36 @@ impl Cast {
                 OutOfRange::Clamp if positive => hi,
                 OutOfRange::Clamp => lo,
                 OutOfRange::Wrap => {
-                    let shift = 128 - 8 * self.to.size as u32;
+                    let shift = 128 - self.to.int_bits();
                     let low = (value.unwrap_or(0) as u128) << shift;
-                    match self.to.kind {
-                        Kind::Int => (low as i128) >> shift,
-                        _ => (low >> shift) as i128,
+                    if self.to.signed() {
+                        (low as i128) >> shift
+                    } else {
+                        (low >> shift) as i128
                     }
                 }
                 OutOfRange::Error => return Err(self.out_of_range_message(input)),
             },
         };
-        Ok(match self.to.kind {
-            Kind::Int => Num::I(fitted as i64),
-            _ => Num::U(fitted as u64),
+        Ok(if self.to.signed() {
+            Num::I(fitted as i64)
+        } else {
+            Num::U(fitted as u64)
         })
     }
 
     /// The message for `input` outside the target's range with no rule for it.
     fn out_of_range_message(&self, input: Num) -> String {
-        let range = match self.to.kind {
-            Kind::Float => format!("±{:?}", float_max(self.to.size)),
-            _ => {
+        let range = match self.to {
+            _ if self.to.is_int() => {
                 let (lo, hi) = self.to.int_range();
                 format!("[{lo}, {hi}]")
             }
+            CastType::Small(SmallType::Float(SmallFloat::Float8E8M0Fnu)) => {
+                "[2^-127, 2^127]".to_string()
+            }
+            CastType::Small(SmallType::Float(f)) => format!("±{:?}", f.max_value()),
+            _ => format!("±{:?}", float_max(self.to.size())),
         };
         let rule = match self.out_of_range {
             OutOfRange::Wrap => "\"wrap\" applies to integer types only",
@@ -178,7 +298,7 @@ impl Cast {
         format!(
             "{} is out of range for {} {range} after {} rounding ({rule})",
             show(input),
-            v3_name(self.to),
+            self.to.name(),
             ROUNDINGS
                 .iter()
                 .find(|(_, r)| *r == self.rounding)
@@ -191,7 +311,7 @@ impl Cast {
     /// never towards zero, which gives the largest finite value); an overflow is out of
     /// range. NaN and infinities are kept, as is the sign of zero.
     fn to_float(&self, x: Real, input: Num) -> std::result::Result<Num, String> {
-        let size = self.to.size;
+        let size = self.to.size();
         if let Real::Float(f) = x {
             if f.is_nan() {
                 return Ok(Num::F(f));
@@ -241,14 +361,57 @@ impl Cast {
         Ok(Num::F(chosen))
     }
 
+    /// `x` in the small float `format`, rounded once by the rounding mode; a value past its
+    /// range (an overflow to infinity, or beyond the largest finite value of a format without
+    /// infinity, or zero and negative values in `float8_e8m0fnu`) is out of range, which
+    /// `clamp` turns into infinity or the nearest value. NaN and infinities are kept where
+    /// the format has them.
+    fn to_small_float(
+        &self,
+        x: Real,
+        format: SmallFloat,
+        input: Num,
+    ) -> std::result::Result<Num, String> {
+        let value = match x {
+            Real::Float(f) if f.is_nan() => {
+                return match format.canonical_nan() {
+                    Some(_) => Ok(Num::F(f)),
+                    None => Err(self.no_value(input)),
+                }
+            }
+            Real::Float(f) => f,
+            Real::Int(i) => odd_rounded(i),
+        };
+        let r = format.round(value, self.rounding.direction());
+        if r.out_of_range && self.out_of_range != OutOfRange::Clamp {
+            return Err(self.out_of_range_message(input));
+        }
+        Ok(Num::F(format.to_f64(r.code)))
+    }
+
+    /// The number of `from` elements in `input`, which must be whole.
+    fn count(&self, input: &[u8], decoding: bool) -> Result<usize> {
+        let size = self.from.size();
+        if input.len().is_multiple_of(size) {
+            Ok(input.len() / size)
+        } else {
+            Err(ragged(
+                "cast_value",
+                input.len(),
+                &self.from.name(),
+                decoding,
+            ))
+        }
+    }
+
     /// Casts every element of `input` (whole `from` elements), `err` making the error for a
     /// value that cannot be cast.
     fn run(&self, input: &[u8], err: impl Fn(String) -> Error) -> Result<Vec<u8>> {
         let (from, to) = (self.from, self.to);
-        let mut out = super::alloc(input.len() / from.size * to.size)?;
+        let mut out = super::alloc(input.len() / from.size() * to.size())?;
         for (src, dst) in input
-            .chunks_exact(from.size)
-            .zip(out.chunks_exact_mut(to.size))
+            .chunks_exact(from.size())
+            .zip(out.chunks_exact_mut(to.size()))
         {
             to.write(self.apply(from.read(src)).map_err(&err)?, dst);
         }
@@ -263,6 +426,24 @@ fn same(v: Num, key: Num) -> bool {
         (Num::F(a), Num::F(b)) => a == b || (a.is_nan() && b.is_nan()),
         (a, b) => a == b,
     }
+}
+
+/// The integer `i` as an `f64`, rounded to odd where inexact (the last bit set when the
+/// value lies between two `f64`s), so rounding it once more to a narrower format rounds as
+/// `i` itself would.
+fn odd_rounded(i: i128) -> f64 {
+    let f = i as f64;
+    if f as i128 == i || f.to_bits() & 1 == 1 {
+        return f;
+    }
+    // Towards `i` by one unit in the last place (magnitudes grow with the bits).
+    let bits = f.to_bits();
+    let toward = if (f as i128).abs() > i.abs() {
+        bits - 1
+    } else {
+        bits + 1
+    };
+    f64::from_bits(toward)
 }
 
 /// `x` rounded to nearest, ties to even, in the float type of `size` bytes (infinite beyond
@@ -325,7 +506,8 @@ fn is_tie(x: Real, r: f64, other: f64) -> bool {
 /// `{"name": "cast_value", "configuration": {"data_type": "uint8", "rounding":
 /// "towards-zero", "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", 0]],
 /// "decode": [[0, "NaN"]]}}}`: integer and float types both ways (the ones libzarr has:
-/// `int8`–`int64`, `uint8`–`uint64`, `float16`, `float32`, `float64`).
+/// `int8`–`int64`, `uint8`–`uint64`, `float16`, `float32`, `float64`, and the small types
+/// `bfloat16`, float8/float6/float4, `int2`, `int4`, `uint2`, `uint4`).
 ///
 /// Semantics (zarr-extensions `codecs/cast_value/README.md`): a `scalar_map` entry wins
 /// (first occurrence of a key; a NaN key matches every NaN); an exactly representable value
@@ -363,16 +545,20 @@ impl CastValue {
             config,
             &["data_type", "rounding", "out_of_range", "scalar_map"],
         )?;
-        let from = real_type("cast_value", input)?;
+        let from = match input {
+            ElemType::Small(t) => CastType::Small(*t),
+            other => CastType::Num(real_type("cast_value", other)?),
+        };
         let data_type = config.get("data_type").ok_or_else(|| {
             Error::InvalidMetadata("cast_value codec: missing required key \"data_type\"".into())
         })?;
         let parsed =
             parse_data_type(data_type).map_err(|e| e.context("cast_value codec: \"data_type\""))?;
-        let kind = match parsed.dtype.kind {
-            DataTypeKind::Int => Kind::Int,
-            DataTypeKind::UInt => Kind::UInt,
-            DataTypeKind::Float => Kind::Float,
+        let to = match parsed.dtype.kind {
+            DataTypeKind::Int => CastType::Num(NumType::native(Kind::Int, parsed.dtype.size)),
+            DataTypeKind::UInt => CastType::Num(NumType::native(Kind::UInt, parsed.dtype.size)),
+            DataTypeKind::Float => CastType::Num(NumType::native(Kind::Float, parsed.dtype.size)),
+            DataTypeKind::Small(t) => CastType::Small(t),
             _ => {
                 return Err(invalid(
                     "data_type",
@@ -380,7 +566,6 @@ impl CastValue {
                 ))
             }
         };
-        let to = NumType::native(kind, parsed.dtype.size);
         let rounding = match config.get("rounding") {
             None => Rounding::NearestEven,
             Some(v) => ROUNDINGS
@@ -397,7 +582,7 @@ impl CastValue {
         let out_of_range = match config.get("out_of_range") {
             None => OutOfRange::Error,
             Some(v) if v == "clamp" => OutOfRange::Clamp,
-            Some(v) if v == "wrap" && kind != Kind::Float => OutOfRange::Wrap,
+            Some(v) if v == "wrap" && to.is_int() => OutOfRange::Wrap,
             Some(v) if v == "wrap" => {
                 return Err(invalid(
                     "out_of_range",
@@ -442,7 +627,11 @@ impl CastValue {
             },
             canonical: json!({"name": "cast_value", "configuration": cfg}),
         };
-        Ok((codec, ElemType::Num(to)))
+        let output = match to {
+            CastType::Num(t) => ElemType::Num(t),
+            CastType::Small(t) => ElemType::Small(t),
+        };
+        Ok((codec, output))
     }
 }
 
@@ -451,8 +640,8 @@ impl CastValue {
 fn scalar_map(
     value: &Value,
     direction: &str,
-    from: NumType,
-    to: NumType,
+    from: CastType,
+    to: CastType,
 ) -> Result<Vec<(Num, Num)>> {
     let bad =
         |what: String| Error::InvalidMetadata(format!("cast_value codec: \"scalar_map\" {what}"));
@@ -477,11 +666,11 @@ fn scalar_map(
             "\"{direction}\" must be a list of [input, output] pairs, got {list}"
         ))
     })?;
-    let scalar = |v: &Value, t: NumType, i: usize| {
-        v3_scalar(v, t).ok_or_else(|| {
+    let scalar = |v: &Value, t: CastType, i: usize| {
+        t.scalar(v).ok_or_else(|| {
             bad(format!(
                 "\"{direction}\"[{i}]: {v} is not a {} scalar in the v3 fill-value encoding",
-                v3_name(t)
+                t.name()
             ))
         })
     };
@@ -508,31 +697,34 @@ impl Filter for CastValue {
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         let c = &self.encode;
-        count("cast_value", input, c.from, false)?;
+        c.count(input, false)?;
         c.run(input, |m| {
             Error::InvalidArgument(format!(
                 "cast_value codec: cannot encode {} as {}: {m}",
-                v3_name(c.from),
-                v3_name(c.to)
+                c.from.name(),
+                c.to.name()
             ))
         })
     }
 
     fn decode(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
         let c = &self.decode;
-        let n = count("cast_value", input, c.from, true)?;
-        check_len("cast_value", n * c.to.size, max_len)?;
+        let n = c.count(input, true)?;
+        check_len("cast_value", n * c.to.size(), max_len)?;
         c.run(input, |m| {
             Error::CorruptChunk(format!(
                 "cast_value codec: cannot decode stored {} as {}: {m}",
-                v3_name(c.from),
-                v3_name(c.to)
+                c.from.name(),
+                c.to.name()
             ))
         })
     }
 
     fn encoded_len(&self, decoded_len: usize) -> Option<usize> {
-        converted_len(decoded_len, self.encode.from, self.encode.to)
+        let c = &self.encode;
+        decoded_len
+            .is_multiple_of(c.from.size())
+            .then(|| decoded_len / c.from.size() * c.to.size())
     }
 }
 
@@ -1001,9 +1193,80 @@ mod tests {
             }
         }
         // Types libzarr does not have are unsupported, named.
-        match build(json!({"data_type": "bfloat16"}), "<f4") {
-            Err(Error::Unsupported(m)) => assert!(m.contains("bfloat16"), "{m}"),
+        match build(json!({"data_type": "float7"}), "<f4") {
+            Err(Error::Unsupported(m)) => assert!(m.contains("float7"), "{m}"),
             other => panic!("{:?}", other.map(|x| x.1)),
         }
+    }
+
+    fn f4(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn casts_to_and_from_the_small_types() {
+        // bfloat16: rounded once by the mode; decoded exactly.
+        let (f, out) = build(json!({"data_type": "bfloat16"}), "<f4").unwrap();
+        assert_eq!(out, "bfloat16");
+        let x = [1.0f32, -2.5, 1.003_906_4, f32::NAN, f32::INFINITY];
+        let codes: Vec<u16> = f
+            .encode(&f4(&x))
+            .unwrap()
+            .chunks(2)
+            .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(codes, [0x3f80, 0xc020, 0x3f81, 0x7fc0, 0x7f80]);
+        let back = as_f4(&f.decode(&f.encode(&f4(&x)).unwrap(), 20).unwrap());
+        assert_eq!(back[..3], [1.0, -2.5, 1.0078125]);
+        assert!(back[3].is_nan() && back[4] == f32::INFINITY);
+        let down = cv(
+            json!({"data_type": "bfloat16", "rounding": "towards-zero"}),
+            "<f4",
+        );
+        assert_eq!(
+            down.encode(&f4(&[1.0078124])).unwrap(),
+            0x3f80u16.to_ne_bytes()
+        );
+        // A finite-only float8: NaN has its code, infinity and overflow are out of range
+        // unless clamped.
+        let fnuz = cv(json!({"data_type": "float8_e4m3fnuz"}), "<f8");
+        assert_eq!(fnuz.encode(&i8s(&[0])).unwrap(), [0]);
+        assert_eq!(fnuz.encode(&f64::NAN.to_le_bytes()).unwrap(), [0x80]);
+        assert_refused(fnuz.encode(&1e6f64.to_le_bytes()), "1000000.0");
+        assert_refused(fnuz.encode(&f64::INFINITY.to_le_bytes()), "inf");
+        let clamped = cv(
+            json!({"data_type": "float8_e4m3fnuz", "out_of_range": "clamp"}),
+            "<f8",
+        );
+        assert_eq!(clamped.encode(&(-1e6f64).to_le_bytes()).unwrap(), [0xff]);
+        assert_refused(
+            cv(json!({"data_type": "float4_e2m1fn"}), "<f4").encode(&f4(&[f32::NAN])),
+            "NaN",
+        );
+        // int4: ranges, wrapping and clamping at four bits; decoded sign-extended.
+        let int4 = cv(json!({"data_type": "int4"}), "<i2");
+        assert_eq!(int4.encode(&i2(&[-8, 7, -1])).unwrap(), i1(&[-8, 7, -1]));
+        assert_refused(int4.encode(&i2(&[8])), "8");
+        assert_eq!(int4.decode(&[0x0f], 2).unwrap(), i2(&[-1]));
+        let wrap = cv(json!({"data_type": "int4", "out_of_range": "wrap"}), "<i2");
+        assert_eq!(wrap.encode(&i2(&[8, 17, -9])).unwrap(), i1(&[-8, 1, 7]));
+        let clamp = cv(
+            json!({"data_type": "uint2", "out_of_range": "clamp"}),
+            "<f4",
+        );
+        assert_eq!(clamp.encode(&f4(&[9.0, -3.0, 1.5])).unwrap(), [3, 0, 2]);
+        // Scalar maps in the small types' fill-value encodings.
+        let mapped = cv(
+            json!({"data_type": "float4_e2m1fn", "scalar_map": {"encode": [["NaN", "0x0f"]], "decode": [["0x0f", "NaN"]]}}),
+            "<f4",
+        );
+        let stored = mapped.encode(&f4(&[f32::NAN, 0.5])).unwrap();
+        assert_eq!(stored, [0x0f, 0x01]);
+        assert!(as_f4(&mapped.decode(&stored, 8).unwrap())[0].is_nan());
+        // Integers beyond 2^53 round once to bfloat16: 2^60 + 2^52 + 1 is just above the
+        // tie between 2^60 and its next value (0x5d80, 0x5d81).
+        let from_i8 = cv(json!({"data_type": "bfloat16"}), "<i8");
+        let i = (1i64 << 60) + (1 << 52) + 1;
+        assert_eq!(from_i8.encode(&i8s(&[i])).unwrap(), 0x5d81u16.to_ne_bytes());
     }
 }

@@ -14,7 +14,7 @@
 //! operation on two NaNs returns, and which conversions quiet signalling NaNs. In-range
 //! values never depend on any of this.
 
-use crate::dtype::{ByteOrder, DataType, DataTypeKind};
+use crate::dtype::{ByteOrder, DataType, DataTypeKind, SmallType};
 
 /// Whether the machine stores numbers big-endian (what NumPy's `=` and unmarked types mean).
 const NATIVE_BIG: bool = cfg!(target_endian = "big");
@@ -49,6 +49,9 @@ pub(crate) enum ElemType {
     },
     /// `|O`: Python objects.
     Object,
+    /// A zarr-extensions small float or narrow integer: filters that compute refuse it,
+    /// `packbits` packs its bits.
+    Small(SmallType),
     /// Any other type (byte strings, datetimes, records): only its size matters.
     Other {
         size: usize,
@@ -184,6 +187,7 @@ impl ElemType {
             DataTypeKind::Complex if dtype.size == 32 => return ElemType::Other { size: 32 },
             DataTypeKind::Float => Kind::Float,
             DataTypeKind::Complex => Kind::Complex,
+            DataTypeKind::Small(t) => return ElemType::Small(t),
             #[allow(unreachable_patterns)]
             _ => {
                 return match ElemType::parse(&dtype.typestr()) {
@@ -201,6 +205,7 @@ impl ElemType {
             ElemType::Num(t) => t.size,
             ElemType::Unicode { chars, .. } => chars * 4,
             ElemType::Object => 8,
+            ElemType::Small(t) => t.size(),
             ElemType::Other { size } => *size,
         }
     }
@@ -211,6 +216,7 @@ impl ElemType {
             ElemType::Num(t) => t.typestr(),
             ElemType::Unicode { chars, big } => format!("{}U{chars}", if *big { '>' } else { '<' }),
             ElemType::Object => "|O".into(),
+            ElemType::Small(t) => t.name().into(),
             ElemType::Other { size } => format!("|V{size}"),
         }
     }
