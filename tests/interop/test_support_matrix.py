@@ -77,6 +77,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 pytest.register_assert_rewrite("v3cases")
 import libzarr  # noqa: E402
+import ml_dtypes  # noqa: E402  (TensorStore's dependency: NumPy types for the small types)
 from v3cases import DType, random_values, same_elements  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "support-results.json"
@@ -203,6 +204,33 @@ DATA_TYPES = {
 }
 
 
+def small_values(name):
+    """Random values of a zarr-extensions small type (as ml_dtypes holds them): any code but NaNs for the floats
+    (NaN payloads are not what this compares), any value for the integers."""
+    dtype = np.dtype(getattr(ml_dtypes, name))
+    if name in libzarr.SMALL_TYPES and name[0] in "iu":
+        info = ml_dtypes.iinfo(dtype)
+
+        def ints_of(rng, shape):
+            return rng.integers(int(info.min), int(info.max) + 1, shape).astype(np.dtype(f"{name[0]}1")).view(dtype)
+        return ints_of
+    bits = dtype.itemsize * 8 if not name.startswith(("float6", "float4")) else int(name[5])
+    codes = np.dtype("<u2" if dtype.itemsize == 2 else "u1")
+
+    def floats_of(rng, shape):
+        values = rng.integers(0, 2 ** bits, shape).astype(codes).view(dtype)
+        values[np.isnan(values.astype(np.float32))] = dtype.type(1.0)
+        return values
+    return floats_of
+
+
+SMALL_TYPES = {name: Case(name, [LE if name == "bfloat16" else ONE], 1.0 if name.startswith("float8_e8m0") else
+                          (0 if name[0] in "iu" else 0.0), np.dtype(getattr(ml_dtypes, name)),
+                          values=small_values(name))
+               for name in libzarr.SMALL_TYPES}
+DATA_TYPES.update(SMALL_TYPES)
+
+
 def sharding(inner, codecs, index_codecs=(LE, CRC32C), location="end"):
     return {"name": "sharding_indexed", "configuration": {
         "chunk_shape": list(inner), "codecs": codecs, "index_codecs": list(index_codecs),
@@ -252,6 +280,9 @@ CODECS = {
     "numcodecs.pcodec": Case("int32", [nc("pcodec", level=8, mode_spec="auto", delta_spec="auto",
                                           paging_spec="equal_pages_up_to", delta_encoding_order=None,
                                           equal_pages_up_to=262144)], 0, "<i4", values=I32),
+    "numcodecs.zfpy": Case("int32", [nc("zfpy", mode=4, tolerance=-1, rate=-1, precision=-1)], 0, "<i4",
+                           values=I32),
+    "zfp": Case("int32", [{"name": "zfp", "configuration": {"mode": "reversible"}}], 0, "<i4", values=I32),
     "numcodecs.shuffle": Case("int32", [LE, nc("shuffle", elementsize=4)], 0, "<i4", values=I32),
     "numcodecs.crc32": Case("int32", [LE, nc("crc32")], 0, "<i4", values=I32),
     "numcodecs.crc32c": Case("int32", [LE, nc("crc32c")], 0, "<i4", values=I32),
@@ -458,12 +489,17 @@ def read(root, field):
                         "cannot be read")
     return out
 
+def as_small(values, name):
+    # codes saved as integers (np.save has no ml_dtypes types) seen as the small type `name`
+    import ml_dtypes
+    return values.view(getattr(ml_dtypes, name)) if name else values
+
 for line in sys.stdin:
     req = json.loads(line)
     fields = req["fields"] or [None]  # records: TensorStore opens one field at a time
     try:
         if req["op"] == "write":
-            values = np.load(req["values"], allow_pickle=True)
+            values = as_small(np.load(req["values"], allow_pickle=True), req["small"])
             for i, field in enumerate(fields):
                 extra = {"field": field} if field else {}
                 if i == 0:
@@ -478,6 +514,8 @@ for line in sys.stdin:
                 out[f] = p
         else:
             out = parts[0]
+        if req["small"]:
+            out = out.view(f"u{out.dtype.itemsize}")
         np.save(req["out"], out, allow_pickle=True)
         reply = {"ok": True}
     except Exception as e:
@@ -500,10 +538,11 @@ class TensorStoreWorker:
                                              stdout=subprocess.PIPE, stderr=err, text=True)
         out = Path(f"{root}.out.npy")
         fields = [f[0] for f in case.numpy] if isinstance(case.numpy, list) else None
-        req = {"op": op, "root": str(root), "out": str(out), "metadata": metadata, "fields": fields}
+        small = case.data_type if isinstance(case.data_type, str) and case.data_type in libzarr.SMALL_TYPES else None
+        req = {"op": op, "root": str(root), "out": str(out), "metadata": metadata, "fields": fields, "small": small}
         if values is not None:
             req["values"] = str(Path(f"{root}.in.npy"))
-            np.save(req["values"], values, allow_pickle=True)
+            np.save(req["values"], values.view(f"u{values.dtype.itemsize}") if small else values, allow_pickle=True)
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
@@ -514,7 +553,8 @@ class TensorStoreWorker:
         reply = json.loads(line)
         if not reply["ok"]:
             raise Refused("no", gist_of(reply["error"], reply["message"], root))
-        return np.load(out, allow_pickle=True)
+        back = np.load(out, allow_pickle=True)
+        return back.view(case.numpy) if small else back
 
     def close(self):
         if self.proc is not None:
