@@ -5,7 +5,9 @@
 //! Core types and the registered extensions zarr-python 3 writes: `string` and
 //! `bytes`/`variable_length_bytes` (object types, read through their vlen codec),
 //! `fixed_length_utf32`, `null_terminated_bytes`, `raw_bytes`, `r<N>`, `numpy.datetime64`,
-//! `numpy.timedelta64`, and `struct` (reading the legacy `structured` too).
+//! `numpy.timedelta64`, and `struct` (reading the legacy `structured` too); and the small types
+//! zarrs and TensorStore write (`bfloat16`, float8/6/4, `int2`/`int4`/`uint2`/`uint4`:
+//! [`SmallType`]).
 
 use super::fill_value::{float, float_bytes, float_json, integral, sized_bytes};
 use super::small_float::SmallFloat;
