@@ -4,6 +4,9 @@
 //! (but where zarrs departs from the spec). zarrs reading what this test writes (the generator's
 //! `check` mode on `target/tmp/packbits`) shows two zarrs bugs, see the generator's README.
 
+mod common;
+
+use common::chunk_files;
 use std::path::{Path, PathBuf};
 use zarr::{Array, Error, OpenMode, StoreHandle};
 
@@ -88,27 +91,6 @@ fn fixtures() -> PathBuf {
 
 fn open(dir: &Path, mode: OpenMode) -> std::sync::Arc<StoreHandle> {
     StoreHandle::open(dir.to_str().unwrap(), mode).unwrap()
-}
-
-/// Every file under `dir` but `zarr.json`, by path relative to it.
-fn chunk_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.file_name().unwrap() != "zarr.json" {
-                files.push((
-                    path.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&path).unwrap(),
-                ));
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 #[test]

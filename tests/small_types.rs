@@ -6,6 +6,9 @@
 //! `target/tmp/small-types` (see the fixtures' README).
 
 use serde_json::Value;
+mod common;
+
+use common::chunk_files;
 use std::path::{Path, PathBuf};
 use zarr::dtype::{DataTypeKind, SmallType};
 use zarr::{Array, Error, OpenMode, StoreHandle};
@@ -62,27 +65,6 @@ fn number(kind: SmallType, item: &[u8]) -> Value {
         SmallType::Int { signed: true, .. } => (item[0] as i8).into(),
         SmallType::Int { .. } => item[0].into(),
     }
-}
-
-/// Every file under `dir` but `zarr.json`, by path relative to it.
-fn chunk_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.file_name().unwrap() != "zarr.json" {
-                files.push((
-                    path.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&path).unwrap(),
-                ));
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 fn small_kind(array: &Array) -> SmallType {

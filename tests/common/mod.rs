@@ -1,5 +1,6 @@
-//! Helpers the remote-store tests share: the servers `scripts/servers.sh` starts, test data,
-//! and the checks every back end goes through.
+//! Helpers the integration tests share: for the remote-store tests the servers
+//! `scripts/servers.sh` starts, test data, and the checks every back end goes through; for the
+//! fixture tests the chunk files of an array.
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::sync::Arc;
@@ -268,4 +269,26 @@ pub fn replaced_value_is_not_mixed(
         Ok(()) if head == old[..64] => false,
         other => panic!("a value replaced between its parts gave {other:?}, {head:?}"),
     }
+}
+
+/// Every file under `dir` but `zarr.json`, by path relative to it, sorted: an array's chunk
+/// files, to compare with another writer's.
+pub fn chunk_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.file_name().unwrap() != "zarr.json" {
+                files.push((
+                    path.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    files.sort();
+    files
 }
