@@ -27,6 +27,24 @@ fn open(dir: &Path, mode: OpenMode) -> std::sync::Arc<StoreHandle> {
     StoreHandle::open(dir.to_str().unwrap(), mode).unwrap()
 }
 
+/// An empty directory `name` under the tests' temporary directory, and a store on it.
+fn fresh_store(name: &str) -> (PathBuf, std::sync::Arc<StoreHandle>) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = open(&dir, OpenMode::Write);
+    (dir, store)
+}
+
+/// The document of a 1-D v3 array of `len` elements in chunks of `chunk`.
+fn document(len: u64, chunk: u64, data_type: &str, fill: Value, codecs: Value) -> String {
+    serde_json::json!({
+        "zarr_format": 3, "node_type": "array", "shape": [len], "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [chunk]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": fill, "codecs": codecs,
+    })
+    .to_string()
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -121,9 +139,7 @@ fn reads_what_zarrs_wrote() {
 
 #[test]
 fn writes_what_zarrs_writes() {
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("small-types");
-    let _ = std::fs::remove_dir_all(&out);
-    let store = open(&out, OpenMode::Write);
+    let (out, store) = fresh_store("small-types");
     for (name, entry) in manifest() {
         let document = std::fs::read_to_string(fixtures().join(&name).join("zarr.json")).unwrap();
         let array = Array::create(store.clone(), &name, &document).unwrap();
@@ -146,9 +162,7 @@ fn writes_what_zarrs_writes() {
 
 #[test]
 fn values_outside_a_type_are_refused_naming_them() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("small-types-refused");
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = open(&dir, OpenMode::Write);
+    let (_, store) = fresh_store("small-types-refused");
     for (name, bad, why) in [
         ("int4", 9u8, "9 is outside int4 [-8, 7]"),
         ("uint2_packbits", 4, "4 is outside uint2 [0, 3]"),
@@ -168,17 +182,15 @@ fn values_outside_a_type_are_refused_naming_them() {
 
 #[test]
 fn fill_values_follow_the_specs() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("small-types-fill");
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = open(&dir, OpenMode::Write);
+    let (_, store) = fresh_store("small-types-fill");
     let doc = |data_type: &str, fill: Value| {
-        serde_json::json!({
-            "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": data_type,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
-            "chunk_key_encoding": {"name": "default"},
-            "fill_value": fill, "codecs": [{"name": "bytes"}],
-        })
-        .to_string()
+        document(
+            4,
+            2,
+            data_type,
+            fill,
+            serde_json::json!([{"name": "bytes"}]),
+        )
     };
     // Rounded once, half to even (zarrs rounds through f32 and gives 0x38 here).
     let array = Array::create(
@@ -210,18 +222,9 @@ fn fill_values_follow_the_specs() {
 
 #[test]
 fn cast_value_stores_small_types() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("small-types-cast");
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = open(&dir, OpenMode::Write);
+    let (dir, store) = fresh_store("small-types-cast");
     // float32 values stored as int4, four bits each, clamped; and as float8_e4m3.
-    let doc = |codecs: Value| {
-        serde_json::json!({
-            "zarr_format": 3, "node_type": "array", "shape": [6], "data_type": "float32",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [6]}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": 0.0, "codecs": codecs,
-        })
-        .to_string()
-    };
+    let doc = |codecs: Value| document(6, 6, "float32", 0.0.into(), codecs);
     let values: Vec<u8> = [1.0f32, -2.4, 7.6, -20.0, 0.5, 3.0]
         .iter()
         .flat_map(|x| x.to_ne_bytes())

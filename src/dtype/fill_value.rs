@@ -28,7 +28,7 @@ impl FillValue {
             DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 json!(BASE64.encode(vec![0; dtype.size]))
             }
-            DataTypeKind::Small(t) => super::v3::small_default(t),
+            DataTypeKind::Small(t) => t.default_fill(),
             _ => json!(0),
         }
     }

@@ -197,6 +197,16 @@ impl SmallType {
         Ok(bytes)
     }
 
+    /// The fill value an array gets when its creator names none: zero, or NaN for
+    /// `float8_e8m0fnu`, which has no zero.
+    pub fn default_fill(self) -> Value {
+        match self {
+            SmallType::Float(SmallFloat::Float8E8M0Fnu) => json!("NaN"),
+            SmallType::Float(_) => json!(0.0),
+            SmallType::Int { .. } => json!(0),
+        }
+    }
+
     /// The v3 JSON form of a fill value's native bytes: a number where it is one, `"NaN"`
     /// for the canonical NaN, hex for other NaNs, `"Infinity"`/`"-Infinity"`.
     pub fn fill_json(self, bytes: &[u8]) -> Value {

@@ -10,7 +10,6 @@
 //! [`SmallType`]).
 
 use super::fill_value::{float, float_bytes, float_json, integral, sized_bytes};
-use super::small_float::SmallFloat;
 use super::structured::Field;
 use super::{ByteOrder, DataType, DataTypeKind, FillValue, SmallType, TimeUnit, Unit};
 use crate::error::{Error, Result};
@@ -404,7 +403,7 @@ impl FillValue {
                     .collect(),
             ),
             DataTypeKind::Int | DataTypeKind::UInt => json!(0),
-            DataTypeKind::Small(t) => small_default(*t),
+            DataTypeKind::Small(t) => t.default_fill(),
         }
     }
 
@@ -514,16 +513,6 @@ impl FillValue {
             DataTypeKind::Raw => json!(BASE64.encode(bytes)),
             _ => self.to_json(dtype),
         }
-    }
-}
-
-/// The fill value of a small type whose creator names none: zero, or NaN for
-/// `float8_e8m0fnu`, which has no zero.
-pub(super) fn small_default(t: SmallType) -> Value {
-    match t {
-        SmallType::Float(SmallFloat::Float8E8M0Fnu) => json!("NaN"),
-        SmallType::Float(_) => json!(0.0),
-        SmallType::Int { .. } => json!(0),
     }
 }
 

@@ -455,8 +455,10 @@ pub unsafe extern "C" fn zarr_utf8_to_utf32(
 fn small_float_arg(format: *const c_char) -> Result<SmallFloat> {
     let name = str_arg(format, "format")?;
     SmallFloat::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = SmallFloat::ALL.iter().map(|f| f.name()).collect();
         Error::InvalidArgument(format!(
-            "format {name:?} is not a small float (bfloat16, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn or float4_e2m1fn)"
+            "format {name:?} is not a small float (one of {})",
+            names.join(", ")
         ))
     })
 }
