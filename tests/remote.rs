@@ -182,6 +182,70 @@ fn s3_shards_larger_than_the_first_request_read_through_prefetched_ranges() {
     }
 }
 
+/// A blosc v2 array of 4 MiB chunks, 2 by 1 (`values`, int32), written at `url`'s array `b`
+/// through `writer`; read through `url`, a small box of each chunk fetches the chunk's head
+/// and the blocks holding the box (less than a quarter of the stored chunk), and a box
+/// covering the chunks whole fetches them whole; both read what was written.
+fn small_boxes_of_blosc_chunks_fetch_their_blocks(writer: &Arc<StoreHandle>, url: &str) {
+    let document = r#"{"zarr_format": 2, "shape": [2048, 1024], "chunks": [1024, 1024],
+        "dtype": "<i4", "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5,
+        "shuffle": 1, "blocksize": 65536}, "fill_value": 0, "filters": null, "order": "C",
+        "dimension_separator": "."}"#;
+    let array = Array::create(writer.clone(), "b", document).unwrap();
+    let all = values(2048 * 1024);
+    array.write_region(&[0, 0], &[2048, 1024], &all).unwrap();
+    let stored: u64 = ["b/0.0", "b/1.0"]
+        .iter()
+        .map(|key| writer.get(key).unwrap().unwrap().len() as u64)
+        .sum();
+    let store = StoreHandle::open(url, OpenMode::Read).unwrap();
+    let reader = Array::open(store.clone(), "b").unwrap();
+    let expected = |rows: std::ops::Range<usize>, cols: std::ops::Range<usize>| -> Vec<u8> {
+        rows.flat_map(|r| cols.clone().map(move |c| r * 1024 + c))
+            .flat_map(|i| all[4 * i..4 * i + 4].to_vec())
+            .collect()
+    };
+    let before = store.request_stats().unwrap();
+    let mut part = vec![0u8; 48 * 20 * 4];
+    reader
+        .read_region(&[1000, 500], &[48, 20], &mut part)
+        .unwrap();
+    assert!(part == expected(1000..1048, 500..520), "{url}: box");
+    let read = store.request_stats().unwrap().bytes_received - before.bytes_received;
+    assert!(
+        read < stored / 4,
+        "{url}: {read} of {stored} stored bytes fetched"
+    );
+    let mut whole = vec![0u8; all.len()];
+    reader
+        .read_region(&[0, 0], &[2048, 1024], &mut whole)
+        .unwrap();
+    assert!(whole == all, "{url}: whole");
+}
+
+#[test]
+fn s3_small_boxes_of_large_blosc_chunks_fetch_only_their_blocks() {
+    if s3().is_none() {
+        return;
+    }
+    let url = bucket_prefix("blosc-blocks");
+    let writer = StoreHandle::open(&url, OpenMode::Write).unwrap();
+    small_boxes_of_blosc_chunks_fetch_their_blocks(&writer, &url);
+}
+
+#[test]
+fn http_small_boxes_of_large_blosc_chunks_fetch_only_their_blocks() {
+    let (Some(base), Some(root)) = (
+        server("LIBZARR_TEST_HTTP_URL"),
+        server("LIBZARR_TEST_HTTP_ROOT"),
+    ) else {
+        return;
+    };
+    let name = format!("blosc-blocks-{}.zarr", std::process::id());
+    let writer = StoreHandle::open(&format!("{root}/{name}"), OpenMode::Write).unwrap();
+    small_boxes_of_blosc_chunks_fetch_their_blocks(&writer, &format!("{base}/{name}"));
+}
+
 #[test]
 fn s3_store_copies_upload_and_download() {
     if s3().is_none() {

@@ -487,7 +487,7 @@ const MAX_PARTS: usize = 4096;
 /// elements' byte offsets in the chunk first): one range per row along the last dimension,
 /// from its first selected element to the end of its last; beyond [`MAX_PARTS`] rows, one
 /// range from the first element to the end of the last.
-fn element_parts(dims: &[DimOffsets], item: usize) -> Vec<Range<usize>> {
+pub(super) fn element_parts(dims: &[DimOffsets], item: usize) -> Vec<Range<usize>> {
     let bounds = |dim: &DimOffsets| {
         let offsets = dim.iter().map(|&(c, _)| c);
         offsets.clone().min().zip(offsets.max())

@@ -52,6 +52,12 @@ impl KeySeparator {
 }
 
 impl Array {
+    /// Whether [`Array::chunk_key`] gives the form the chunks are stored under (stated, or
+    /// found), so that a chunk it does not find is missing.
+    pub(super) fn chunk_keys_known(&self) -> bool {
+        self.key_separator.get() != UNKNOWN
+    }
+
     /// The store key of the chunk (or shard) at grid position `coords`.
     pub fn chunk_key(&self, coords: &[u64]) -> String {
         let mut encoding = self.metadata.chunk_keys;

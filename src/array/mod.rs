@@ -15,6 +15,7 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+mod block_reads;
 mod buffer;
 mod chunk_cache;
 mod chunk_form;

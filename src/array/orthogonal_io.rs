@@ -251,7 +251,8 @@ impl Array {
     }
 
     /// Reads the tasks of `plan` from a store on a network: the chunks are fetched with many
-    /// requests in flight and each is decoded on the pool as it arrives.
+    /// requests in flight and each is decoded on the pool as it arrives; of blosc chunks of
+    /// which little is selected, only the blocks needed ([`Array::read_blocks_apart`]).
     fn read_fetched(
         &self,
         plan: &OrthogonalPlan,
@@ -260,10 +261,17 @@ impl Array {
         how: &ElementCopy,
         fill: &[u8],
     ) -> Result<()> {
-        let count = usize::try_from(plan.chunk_count())
-            .map_err(|_| Error::Overflow("more chunks than memory can count".into()))?;
-        self.get_chunks(count, &|i| plan.chunk(i as u64).coords, &|i, raw| {
-            let task = plan.chunk(i as u64);
+        let (mut whole, mut apart) = (Vec::new(), Vec::new());
+        for i in 0..plan.chunk_count() {
+            let task = plan.chunk(i);
+            match self.reads_blocks_apart(&*self.form(&task.coords)?, &task, buffer) {
+                true => apart.push(i),
+                false => whole.push(i),
+            }
+        }
+        self.read_blocks_apart(plan, &apart, buffer, out, how, fill)?;
+        self.get_chunks(whole.len(), &|j| plan.chunk(whole[j]).coords, &|j, raw| {
+            let task = plan.chunk(whole[j]);
             let name = ChunkName::Key(self.chunk_key(&task.coords).into());
             self.place_stored_chunk(&task, &name, raw, buffer, out, how, fill)
         })

@@ -25,7 +25,7 @@ use crate::error::{try_alloc_zeroed, Error, Result};
 use crate::metadata::ChunkGrid;
 use crate::parallel;
 use crate::selection::OrthogonalPlan;
-use crate::store::{read_again_if_changed, ValueReader};
+use crate::store::{read_again_if_changed, Lead, ValueReader};
 use crate::strided::{copy_elements, fill_elements, ElementCopy, SharedBuffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -538,9 +538,12 @@ impl Array {
                     .filter_map(|(_, coords)| index[layout.position(0, coords)])
                     .collect()
             };
-            let readers = self
-                .store
-                .open_many(batch.len(), &|i| keys[i].clone(), tail, &parts)?;
+            let readers = self.store.open_many(
+                batch.len(),
+                &|i| keys[i].clone(),
+                Lead::Tail(tail),
+                &parts,
+            )?;
             let read_shard = |i: &usize, reader: Option<&dyn ValueReader>| -> Result<()> {
                 let (chunks, name) = (&batch[*i].1, format!("shard {:?}", keys[*i]));
                 let Some(reader) = reader else {

@@ -174,6 +174,20 @@ impl Codec for Blosc {
         true
     }
 
+    /// The header and the block starts of blocks down to [`SMALLEST_BLOCK_READ_APART`].
+    fn stored_head(&self, decoded_len: usize) -> u64 {
+        16 + 4 * decoded_len.div_ceil(SMALLEST_BLOCK_READ_APART) as u64
+    }
+
+    fn stored_parts(
+        &self,
+        head: &[u8],
+        decoded_len: usize,
+        parts: &[Range<usize>],
+    ) -> Option<Vec<(u64, u64)>> {
+        blosc_frame::block_ranges(head, decoded_len, parts)
+    }
+
     /// Decodes only the blocks holding `parts` (c-blosc's `blosc_getitem`, block by block),
     /// when they are fewer than all; else the whole chunk, as [`Codec::decode_into`].
     fn decode_parts_into(
@@ -194,15 +208,7 @@ impl Codec for Blosc {
         if out.is_empty() || unsplittable {
             return self.decode_into(input, out);
         }
-        let nblocks = out.len().div_ceil(blocksize);
-        let mut wanted = vec![false; nblocks];
-        for part in parts
-            .iter()
-            .filter(|p| !p.is_empty() && p.start < out.len())
-        {
-            let last = ((part.end - 1) / blocksize).min(nblocks - 1);
-            wanted[part.start / blocksize..=last].fill(true);
-        }
+        let wanted = blosc_frame::wanted_blocks(out.len(), blocksize, parts);
         if wanted.iter().all(|&w| w) {
             return self.decode_into(input, out);
         }
@@ -245,6 +251,12 @@ impl Codec for Blosc {
         Ok(out)
     }
 }
+
+/// The smallest blocks whose starts [`Codec::stored_head`] asks for: c-blosc makes blocks of
+/// about 8 KiB and more (rounded to whole items) in chunks of 32 KiB and more, and one block
+/// of smaller chunks; a frame of smaller blocks (a block size the writer forced) is read
+/// whole.
+const SMALLEST_BLOCK_READ_APART: usize = 4 << 10;
 
 /// Decoded sizes below this are decoded on one thread.
 const THREADED_DECODE_MIN: usize = 1 << 20;
@@ -376,6 +388,45 @@ mod tests {
             let config: Value = serde_json::from_str(config).unwrap();
             (codec(config, *item_size).unwrap(), unhex(hex))
         })
+    }
+
+    /// The stored ranges a part needs, told from the frame's head, are all that decoding it
+    /// reads: a frame holding only them, zeros elsewhere, decodes the part right.
+    #[test]
+    fn a_part_decodes_from_the_stored_ranges_its_head_names() {
+        let data: Vec<u8> = (0..1u32 << 18)
+            .flat_map(|i| ((i / 3) ^ (i >> 9)).to_le_bytes())
+            .collect();
+        for cname in ["lz4", "zstd", "blosclz"] {
+            let config = json!({"id": "blosc", "cname": cname, "clevel": 5, "shuffle": 1,
+                "blocksize": 32768});
+            let c = codec(config, 4).unwrap();
+            let frame = c.encode(&data).unwrap();
+            let head = &frame[..c.stored_head(data.len()) as usize];
+            let parts = [40000..40004, 300000..300400];
+            let ranges = c.stored_parts(head, data.len(), &parts).unwrap();
+            let mut sparse = vec![0; frame.len()];
+            for (offset, n) in ranges.iter().map(|&(o, n)| (o as usize, n as usize)) {
+                sparse[offset..offset + n].copy_from_slice(&frame[offset..offset + n]);
+            }
+            let fetched: u64 = ranges.iter().map(|r| r.1).sum();
+            // The header with the block starts, and the two blocks holding the parts.
+            assert_eq!(ranges.len(), 3, "{cname}");
+            assert!(fetched < frame.len() as u64 / 2, "{cname}: {fetched} bytes");
+            let mut out = vec![0; data.len()];
+            c.decode_parts_into(&sparse, &mut out, &parts).unwrap();
+            for part in &parts {
+                assert!(out[part.clone()] == data[part.clone()], "{cname}");
+            }
+            // Every block wanted, or a head too short for the block starts: read whole.
+            let everything = std::iter::once(0..data.len()).collect::<Vec<_>>();
+            assert_eq!(c.stored_parts(head, data.len(), &everything), None);
+            assert_eq!(c.stored_parts(&head[..20], data.len(), &parts), None);
+        }
+        let stored = codec(json!({"id": "blosc", "cname": "lz4", "clevel": 0}), 4).unwrap();
+        let frame = stored.encode(&data).unwrap();
+        let first = std::iter::once(0..4).collect::<Vec<_>>();
+        assert_eq!(stored.stored_parts(&frame[..64], data.len(), &first), None);
     }
 
     /// A part of a chunk decodes only the blocks holding it: the others keep what the buffer

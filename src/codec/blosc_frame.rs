@@ -9,6 +9,7 @@
 //! each a compressed length (i32) and that many bytes.
 
 use crate::error::{Error, Result};
+use std::ops::Range;
 
 /// Flag: the data follows the header as it is.
 const MEMCPYED: u8 = 0x02;
@@ -23,6 +24,55 @@ const MIN_BUFFERSIZE: usize = 128;
 /// The longest blosclz split accepted: from about 8,421,505 bytes of match run on, blosclz's
 /// `int32_t` match length wraps (c-blosc #405).
 const BLOSCLZ_SPLIT_MAX: usize = 8 << 20;
+
+/// The blocks of a frame that hold `parts` (byte ranges of its `nbytes` decoded bytes) in
+/// blocks of `blocksize` decoded bytes: `wanted[block]`.
+pub fn wanted_blocks(nbytes: usize, blocksize: usize, parts: &[Range<usize>]) -> Vec<bool> {
+    let nblocks = nbytes.div_ceil(blocksize);
+    let mut wanted = vec![false; nblocks];
+    for part in parts.iter().filter(|p| !p.is_empty() && p.start < nbytes) {
+        let last = ((part.end - 1) / blocksize).min(nblocks - 1);
+        wanted[part.start / blocksize..=last].fill(true);
+    }
+    wanted
+}
+
+/// The `(offset, length)` ranges of a stored frame that decoding the blocks holding `parts`
+/// (byte ranges of its `nbytes` decoded bytes) reads, told from the frame's first bytes
+/// `head`: the header with the block starts, and each wanted block up to the start of the
+/// block stored after it (c-blosc's threads store blocks in any order). `None` when the
+/// whole frame is read: `head` too short for the block starts or not such a frame, the data
+/// stored as it is, or every block wanted.
+pub fn block_ranges(head: &[u8], nbytes: usize, parts: &[Range<usize>]) -> Option<Vec<(u64, u64)>> {
+    let word = |at: usize| -> Option<usize> {
+        let bytes = head.get(at..at + 4)?;
+        Some(u32::from_le_bytes(bytes.try_into().expect("4 bytes")) as usize)
+    };
+    let (flags, typesize) = (*head.get(2)?, usize::from(*head.get(3)?));
+    let (stated, blocksize, cbytes) = (word(4)?, word(8)?, word(12)?);
+    if stated != nbytes || nbytes == 0 || flags & MEMCPYED != 0 || typesize == 0 {
+        return None;
+    }
+    if blocksize == 0 || !blocksize.is_multiple_of(typesize) || !nbytes.is_multiple_of(typesize) {
+        return None;
+    }
+    let wanted = wanted_blocks(nbytes, blocksize, parts);
+    if wanted.iter().all(|&w| w) {
+        return None;
+    }
+    let starts: Vec<usize> = (0..wanted.len())
+        .map(|block| word(16 + 4 * block))
+        .collect::<Option<_>>()?;
+    let mut sorted = starts.clone();
+    sorted.sort_unstable();
+    let mut ranges = vec![(0, 16 + 4 * wanted.len() as u64)];
+    for (&start, _) in starts.iter().zip(&wanted).filter(|(_, &w)| w) {
+        let next = sorted.partition_point(|&s| s <= start);
+        let end = sorted.get(next).copied().unwrap_or(cbytes).max(start);
+        ranges.push((start as u64, (end - start) as u64));
+    }
+    Some(ranges)
+}
 
 /// Checks the layout of the frame `frame` (exactly its `cbytes` bytes) that states `nbytes`
 /// decoded bytes: every block start and split inside the frame, no split longer than its

@@ -124,6 +124,25 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
         let _ = parts;
         self.decode_into(input, out)
     }
+    /// How many first bytes of a stored chunk of `decoded_len` decoded bytes tell
+    /// [`Codec::stored_parts`] where its parts lie; 0 for codecs whose parts cannot be read
+    /// apart (all but blosc).
+    fn stored_head(&self, decoded_len: usize) -> u64 {
+        let _ = decoded_len;
+        0
+    }
+    /// The `(offset, length)` ranges of a stored chunk that [`Codec::decode_parts_into`] reads
+    /// to decode `parts` of its `decoded_len` bytes, told from the chunk's first bytes `head`
+    /// ([`Codec::stored_head`] of them, or all when shorter); `None` when it reads it whole.
+    fn stored_parts(
+        &self,
+        head: &[u8],
+        decoded_len: usize,
+        parts: &[Range<usize>],
+    ) -> Option<Vec<(u64, u64)>> {
+        let _ = (head, decoded_len, parts);
+        None
+    }
 }
 
 /// The numcodecs ids of the compressors [`compressor_from_config`] builds (`zfpy` with the

@@ -228,6 +228,29 @@ impl CodecPipeline {
         matches!(self.steps.as_slice(), [Step::Codec(c)] if c.decodes_parts())
     }
 
+    /// How many first bytes of a stored chunk of `decoded_len` bytes tell where its parts lie
+    /// ([`Codec::stored_head`]); 0 when its parts cannot be read apart.
+    pub fn stored_head(&self, decoded_len: usize) -> u64 {
+        match self.steps.as_slice() {
+            [Step::Codec(c)] => c.stored_head(decoded_len),
+            _ => 0,
+        }
+    }
+
+    /// The ranges of a stored chunk that decoding `parts` of it reads, from its first bytes
+    /// ([`Codec::stored_parts`]); `None`: all of it.
+    pub fn stored_parts(
+        &self,
+        head: &[u8],
+        decoded_len: usize,
+        parts: &[Range<usize>],
+    ) -> Option<Vec<(u64, u64)>> {
+        match self.steps.as_slice() {
+            [Step::Codec(c)] => c.stored_parts(head, decoded_len, parts),
+            _ => None,
+        }
+    }
+
     /// Decodes into `out` (one chunk's size) at least the bytes `parts` names (in order), as
     /// [`Codec::decode_parts_into`]; a pipeline that cannot decodes the whole chunk.
     pub fn decode_parts_into(

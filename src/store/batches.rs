@@ -4,7 +4,7 @@
 //! pipelines, a caller's `read_many`), in batches of a fixed size, one request each, a batch
 //! per pool thread at a time, each value handed over on the thread that fetched its batch.
 
-use super::{Consume, Produce, Store, ValueReader};
+use super::{Consume, Lead, Produce, Store, ValueReader};
 use crate::error::Result;
 use rayon::prelude::*;
 
@@ -47,10 +47,13 @@ pub fn open_each<'a, S: Store + ?Sized>(
     store: &'a S,
     count: usize,
     key: &(dyn Fn(usize) -> String + Sync),
-    tail: u64,
+    lead: Lead,
 ) -> Result<Vec<Option<Box<dyn ValueReader + 'a>>>> {
     (0..count)
-        .map(|i| store.open_value_tail(&key(i), tail))
+        .map(|i| match lead {
+            Lead::Tail(tail) => store.open_value_tail(&key(i), tail),
+            Lead::Head(_) => store.open_value(&key(i)),
+        })
         .collect()
 }
 

@@ -6,8 +6,8 @@ use super::locks::{stripe, ChunkLock};
 use super::process_lock::ProcessLocks;
 use super::split::SplitStore;
 use super::{
-    pause_after_conflict, Capabilities, Consume, OpenMode, Parts, Produce, RequestStats, Store,
-    StoreKind, StoreOptions, ValueReader,
+    pause_after_conflict, Capabilities, Consume, Lead, OpenMode, Parts, Produce, RequestStats,
+    Store, StoreKind, StoreOptions, ValueReader,
 };
 use crate::error::{Error, Result};
 use crate::metadata::ZARR_JSON;
@@ -312,10 +312,10 @@ impl StoreHandle {
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        tail: u64,
+        lead: Lead,
         parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
-        self.backend.open_many(count, key, tail, parts)
+        self.backend.open_many(count, key, lead, parts)
     }
 
     /// Opens the chunk value under `key` whose last `tail` bytes are read first (see

@@ -96,20 +96,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         let _ = tail;
         self.open_value(key)
     }
-    /// Opens the values under `key(0)`, ..., `key(count - 1)` (`None`: missing) as
-    /// [`Store::open_value_tail`] does; `parts(i, tail bytes, value length)` says from the
-    /// tail fetched first which `(offset, length)` parts of value `i` will be read next
-    /// (a shard's inner chunks, from its index). A store on a network fetches the tails and
-    /// then those parts for all the values at once; the others open them one by one.
+    /// Opens the values under `key(0)`, ..., `key(count - 1)` (`None`: missing) for partial
+    /// reads; `parts(i, lead bytes, value length)` says from the [`Lead`] fetched first which
+    /// `(offset, length)` parts of value `i` will be read next (a shard's inner chunks, from
+    /// its index at its end; a blosc chunk's blocks, from its header). A store on a network
+    /// fetches the leads and then those parts for all the values at once; the others open
+    /// them one by one.
     fn open_many(
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        tail: u64,
+        lead: Lead,
         parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
         let _ = parts;
-        batches::open_each(self, count, key, tail)
+        batches::open_each(self, count, key, lead)
     }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
@@ -266,7 +267,16 @@ pub fn read_again_if_changed<T>(mut read: impl FnMut() -> Result<T>) -> Result<T
 /// missing key.
 pub type Consume<'a> = dyn Fn(usize, Option<&[u8]>) -> Result<()> + Sync + 'a;
 
-/// What [`Store::open_many`] asks of each value's tail: the parts to fetch next.
+/// Which bytes of a value [`Store::open_many`] fetches first, with its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lead {
+    /// The last bytes (0: the store's default, a shard index's worth): a shard's index.
+    Tail(u64),
+    /// The first bytes: a blosc chunk's header and block starts.
+    Head(u64),
+}
+
+/// What [`Store::open_many`] asks of each value's [`Lead`]: the parts to fetch next.
 pub type Parts<'a> = dyn Fn(usize, &[u8], u64) -> Vec<(u64, u64)> + Sync + 'a;
 
 /// What [`Store::set_many`] asks for each index: the key and its new value (`None`: erase

@@ -6,7 +6,9 @@
 //! each (MGET, pipelined SET and DEL), a few batches at once on the thread pool.
 
 use super::batches::{self, Changes, Values};
-use super::{sorted_keys, Capabilities, Consume, Parts, Produce, Store, StoreOptions, ValueReader};
+use super::{
+    sorted_keys, Capabilities, Consume, Lead, Parts, Produce, Store, StoreOptions, ValueReader,
+};
 use crate::error::{Error, Result};
 use crate::path::{validate_key, validate_prefix};
 use crate::redact::redact_url;
@@ -310,7 +312,7 @@ impl Store for RedisStore {
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        _tail: u64,
+        _lead: Lead,
         _parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
         use rayon::prelude::*;

@@ -11,7 +11,8 @@ use super::options::{Backend, StoreOptions};
 use super::request_counter::{CountingConnector, RequestCounters};
 use super::RequestStats;
 use super::{
-    azure, gcs, s3, Capabilities, Consume, OpenMode, Parts, Produce, Store, ValueReader, Version,
+    azure, gcs, s3, Capabilities, Consume, Lead, OpenMode, Parts, Produce, Store, ValueReader,
+    Version,
 };
 use crate::error::{Error, Result};
 use crate::redact::{redact, redact_url};
@@ -263,24 +264,28 @@ impl RemoteStore {
         }
     }
 
-    /// Opens `key` for partial reads: one request fetches its last `tail` bytes (0: [`TAIL`])
-    /// and its length.
-    async fn open_tail(&self, key: &str, tail: u64) -> Result<Option<RemoteValue<'_>>> {
+    /// Opens `key` for partial reads: one request fetches its [`Lead`] (a tail of 0 bytes:
+    /// [`TAIL`]) and its length.
+    async fn open_lead(&self, key: &str, lead: Lead) -> Result<Option<RemoteValue<'_>>> {
         let path = self.path(key);
-        let tail = if tail == 0 { TAIL } else { tail };
+        let range = match lead {
+            Lead::Tail(0) => GetRange::Suffix(TAIL),
+            Lead::Tail(tail) => GetRange::Suffix(tail),
+            Lead::Head(head) => GetRange::Bounded(0..head.max(1)),
+        };
         let options = GetOptions {
-            range: Some(GetRange::Suffix(tail)),
+            range: Some(range.clone()),
             ..Default::default()
         };
         let got = async {
-            let result = match self.inner.get_opts(&path, options).await {
-                Err(e @ object_store::Error::NotFound { .. }) => return Err(e),
-                Err(object_store::Error::NotSupported { .. }) => {
+            let result = match (self.inner.get_opts(&path, options).await, range) {
+                (Err(e @ object_store::Error::NotFound { .. }), _) => return Err(e),
+                (Err(object_store::Error::NotSupported { .. }), GetRange::Suffix(tail)) => {
                     self.get_tail_after_head(&path, tail).await?
                 }
-                // An empty value has no suffix to ask for: fetch it whole.
-                Err(_) => self.inner.get(&path).await?,
-                Ok(result) => result,
+                // An empty value has no range to ask for: fetch it whole.
+                (Err(_), _) => self.inner.get(&path).await?,
+                (Ok(result), _) => result,
             };
             let (len, start, e_tag) = (
                 result.meta.size,
@@ -289,7 +294,7 @@ impl RemoteStore {
             );
             result.bytes().await.map(|tail| (len, start, e_tag, tail))
         };
-        let (len, tail_start, e_tag, tail) = match got.await {
+        let (len, lead_start, e_tag, lead) = match got.await {
             Ok(got) => got,
             Err(e) => return self.missing(key, e),
         };
@@ -298,8 +303,8 @@ impl RemoteStore {
             key: key.to_string(),
             path,
             len,
-            tail_start,
-            tail,
+            lead_start,
+            lead,
             e_tag,
             fetched: Mutex::new(Vec::new()),
         }))
@@ -515,7 +520,7 @@ impl Store for RemoteStore {
     }
 
     fn open_value_tail(&self, key: &str, tail: u64) -> Result<Option<Box<dyn ValueReader + '_>>> {
-        let opened = self.block_on(self.open_tail(key, tail))??;
+        let opened = self.block_on(self.open_lead(key, Lead::Tail(tail)))??;
         Ok(opened.map(|value| Box::new(value) as Box<dyn ValueReader>))
     }
 
@@ -523,16 +528,16 @@ impl Store for RemoteStore {
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        tail: u64,
+        lead: Lead,
         parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
         let opened = self.block_on(
             futures::stream::iter(0..count)
                 .map(|i| async move {
-                    let Some(value) = self.open_tail(&key(i), tail).await? else {
+                    let Some(value) = self.open_lead(&key(i), lead).await? else {
                         return Ok(None);
                     };
-                    let wanted = parts(i, &value.tail, value.len);
+                    let wanted = parts(i, &value.lead, value.len);
                     match value.fetch_parts(&wanted, PARTS_PER_VALUE).await {
                         // The reader finds the change too, and reads the value again.
                         Ok(()) | Err(Error::Changed(_)) => {}
@@ -673,16 +678,17 @@ impl Store for RemoteStore {
     }
 }
 
-/// An open remote value: its length, the tail the first request fetched, and the parts
-/// prefetched since; other parts are fetched with a ranged request each, from the version
-/// the first request read ([`Error::Changed`] when the value was replaced since).
+/// An open remote value: its length, the lead (head or tail) the first request fetched, and
+/// the parts prefetched since; other parts are fetched with a ranged request each, from the
+/// version the first request read ([`Error::Changed`] when the value was replaced since).
 struct RemoteValue<'a> {
     store: &'a RemoteStore,
     key: String,
     path: ObjectPath,
     len: u64,
-    tail_start: u64,
-    tail: Bytes,
+    /// Where the bytes the first request fetched start in the value.
+    lead_start: u64,
+    lead: Bytes,
     /// The `ETag` of the version the first request read, where the server sent one.
     e_tag: Option<String>,
     /// Prefetched parts: `(offset, bytes)`.
@@ -690,12 +696,13 @@ struct RemoteValue<'a> {
 }
 
 impl RemoteValue<'_> {
-    /// Fetches the `(offset, length)` parts not in the tail nor fetched yet: parts less than
+    /// Fetches the `(offset, length)` parts not in the lead nor fetched yet: parts less than
     /// [`MERGE_GAP`] apart in one request (up to [`MERGED_MAX`]), `requests` at once.
     async fn fetch_parts(&self, parts: &[(u64, u64)], requests: usize) -> Result<()> {
         let mut wanted: Vec<(u64, u64)> = parts
             .iter()
-            .map(|&(offset, n)| (offset, offset.saturating_add(n).min(self.tail_start)))
+            .map(|&(offset, n)| (offset, offset.saturating_add(n).min(self.len)))
+            .map(|(start, end)| self.outside_lead(start, end))
             .filter(|&(start, end)| start < end && !self.is_prefetched(start, end))
             .collect();
         wanted.sort_unstable();
@@ -749,6 +756,24 @@ impl RemoteValue<'_> {
             .map_err(|e| self.store.failed("reading", &self.key, e))
     }
 
+    /// What of `[start, end)` lies outside the lead, where the lead holds its start or its
+    /// end (else all of it).
+    fn outside_lead(&self, start: u64, end: u64) -> (u64, u64) {
+        let (lead_start, lead_end) = (self.lead_start, self.lead_end());
+        if start >= lead_start && start < lead_end {
+            (lead_end.min(end), end)
+        } else if end > lead_start && end <= lead_end {
+            (start, lead_start.max(start))
+        } else {
+            (start, end)
+        }
+    }
+
+    /// Where the lead ends in the value.
+    fn lead_end(&self) -> u64 {
+        self.lead_start + self.lead.len() as u64
+    }
+
     /// Whether a prefetched part holds `[start, end)` whole.
     fn is_prefetched(&self, start: u64, end: u64) -> bool {
         let fetched = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
@@ -791,9 +816,9 @@ impl ValueReader for RemoteValue<'_> {
                     buf.len()
                 ))
             })?;
-        if offset >= self.tail_start {
-            let from = (offset - self.tail_start) as usize;
-            buf.copy_from_slice(&self.tail[from..from + buf.len()]);
+        if offset >= self.lead_start && end <= self.lead_end() {
+            let from = (offset - self.lead_start) as usize;
+            buf.copy_from_slice(&self.lead[from..from + buf.len()]);
             return Ok(());
         }
         if self.copy_prefetched(offset, buf) {
@@ -813,7 +838,7 @@ impl ValueReader for RemoteValue<'_> {
         Ok(())
     }
 
-    /// Fetches the parts not in the tail nor fetched yet (see [`RemoteValue::fetch_parts`]).
+    /// Fetches the parts not in the lead nor fetched yet (see [`RemoteValue::fetch_parts`]).
     fn prefetch(&self, parts: &[(u64, u64)]) -> Result<()> {
         let requests = self.store.requests_in_flight;
         self.store.block_on(self.fetch_parts(parts, requests))?

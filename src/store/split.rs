@@ -4,7 +4,7 @@
 //! second; listings merge both.
 
 use super::{
-    batches, Capabilities, Consume, Parts, Produce, RequestStats, Store, ValueReader, Version,
+    batches, Capabilities, Consume, Lead, Parts, Produce, RequestStats, Store, ValueReader, Version,
 };
 use crate::consolidated::ZMETADATA;
 use crate::error::Result;
@@ -99,12 +99,12 @@ impl Store for SplitStore {
         &self,
         count: usize,
         key: &(dyn Fn(usize) -> String + Sync),
-        tail: u64,
+        lead: Lead,
         parts: &Parts,
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
         match self.holder_of_all(count, key) {
-            Some(holder) => holder.open_many(count, key, tail, parts),
-            None => batches::open_each(self, count, key, tail),
+            Some(holder) => holder.open_many(count, key, lead, parts),
+            None => batches::open_each(self, count, key, lead),
         }
     }
 
