@@ -8,15 +8,13 @@
 use super::buffer::BufferLayout;
 use super::chunk_form::ChunkForm;
 use super::chunk_io::{element_parts, ChunkName};
+use super::shard_io::OPEN_BATCH;
 use super::Array;
 use crate::error::{try_alloc_zeroed, Result};
 use crate::parallel;
 use crate::selection::{ChunkTask, OrthogonalPlan};
 use crate::store::{read_again_if_changed, Lead, ValueReader};
 use crate::strided::{ElementCopy, SharedBuffer};
-
-/// How many chunks a read opens together (their first requests in flight at once).
-const OPEN_BATCH: usize = 64;
 
 impl Array {
     /// Whether the task's chunk (of `form`) is read block by block: the chunk keys' form is

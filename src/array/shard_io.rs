@@ -84,9 +84,9 @@ pub(super) struct ShardLayout {
     innermost: Vec<u64>,
 }
 
-/// How many shards a read opens together (on a remote store: their first requests in flight
-/// at once).
-const OPEN_BATCH: usize = 64;
+/// How many values (shards, or chunks read block by block) a read opens together (on a remote
+/// store: their first requests in flight at once).
+pub(super) const OPEN_BATCH: usize = 64;
 
 /// Where a shard's bytes are: a range of a stored value read on demand, or in memory.
 #[derive(Clone, Copy)]
