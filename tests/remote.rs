@@ -7,7 +7,7 @@ mod common;
 
 use common::{round_trip, server, values, var, V2, V3_SHARDED};
 use std::sync::{Arc, Once};
-use zarr::store::AccessMode;
+use zarr::store::{AccessMode, Lead};
 use zarr::{consolidated, open_store, Array, Consolidated, Error, Group, OpenMode, StoreHandle};
 
 /// The S3 endpoint, with the process environment set up for it; `None` to skip.
@@ -660,12 +660,18 @@ fn s3_value_replaced_between_its_parts_is_refused() {
         return;
     }
     let store = StoreHandle::open(&bucket_prefix("replaced"), OpenMode::Write).unwrap();
-    let old = vec![1u8; 1 << 20];
-    store.set("v", &old).unwrap();
-    let refused = common::replaced_value_is_not_mixed(&store, "v", &old, || {
-        store.set("v", &vec![2u8; 1 << 20]).unwrap()
-    });
-    assert!(refused, "the first request fetched the index alone");
+    // A shard's index first (its tail), or a blosc chunk's header (its head).
+    for lead in [Lead::Tail(16), Lead::Head(16)] {
+        let old = vec![1u8; 1 << 20];
+        store.set("v", &old).unwrap();
+        let refused = common::replaced_value_is_not_mixed(&store, "v", &old, lead, || {
+            store.set("v", &vec![2u8; 1 << 20]).unwrap()
+        });
+        assert!(
+            refused,
+            "{lead:?}: the first request fetched the value whole"
+        );
+    }
 }
 
 #[test]
@@ -683,7 +689,7 @@ fn http_value_replaced_between_its_parts_is_refused() {
     std::fs::write(&file, &old).unwrap();
     let store = StoreHandle::open(&format!("{base}/{name}"), OpenMode::Read).unwrap();
     // nginx's ETag is the modification second and the size: the new value has another size.
-    let refused = common::replaced_value_is_not_mixed(&store, "v", &old, || {
+    let refused = common::replaced_value_is_not_mixed(&store, "v", &old, Lead::Tail(16), || {
         std::fs::write(&file, vec![2u8; (1 << 20) + 1]).unwrap()
     });
     assert!(refused, "the first request fetched the index alone");

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::sync::Arc;
+use zarr::store::Lead;
 use zarr::{consolidated, Array, Error, Group, OpenMode, StoreHandle};
 
 /// The value of the variable `name` that `scripts/servers.sh` exports; `None` to skip, a panic
@@ -248,26 +249,36 @@ pub fn writers_sharing_chunks_lose_nothing(
     }
 }
 
-/// Opens `key` of `store` (holding `old`) reading its last 16 bytes first, has `replace` put
-/// another value there, and reads the value's first bytes: an error saying it changed
-/// (`true`), or the old value's bytes (`false`, where the first request fetched it whole);
-/// never the new value's bytes read as the old one's.
+/// Opens `key` of `store` (holding `old`) reading its `lead` (16 bytes of its end or its
+/// start) first, has `replace` put another value there, and reads 64 bytes at the value's
+/// other end: an error saying it changed (`true`), or the old value's bytes (`false`, where
+/// the first request fetched it whole); never the new value's bytes read as the old one's.
 pub fn replaced_value_is_not_mixed(
     store: &StoreHandle,
     key: &str,
     old: &[u8],
+    lead: Lead,
     replace: impl FnOnce(),
 ) -> bool {
-    let value = store.open_value_tail(key, 16).unwrap().expect("the value");
+    let (value, at) = match lead {
+        Lead::Tail(tail) => (store.open_value_tail(key, tail).unwrap(), 0),
+        Lead::Head(_) => {
+            let mut opened = store
+                .open_many(1, &|_| key.to_string(), lead, &|_, _, _| Vec::new())
+                .unwrap();
+            (opened.pop().unwrap(), old.len() - 64)
+        }
+    };
+    let value = value.expect("the value");
     replace();
-    let mut head = vec![0u8; 64];
-    match value.read_exact_at(0, &mut head) {
+    let mut part = vec![0u8; 64];
+    match value.read_exact_at(at as u64, &mut part) {
         Err(Error::Changed(m)) => {
             assert!(m.contains(key), "{m}");
             true
         }
-        Ok(()) if head == old[..64] => false,
-        other => panic!("a value replaced between its parts gave {other:?}, {head:?}"),
+        Ok(()) if part == old[at..at + 64] => false,
+        other => panic!("a value replaced between its parts gave {other:?}, {part:?}"),
     }
 }
 
