@@ -182,17 +182,24 @@ fn s3_shards_larger_than_the_first_request_read_through_prefetched_ranges() {
     }
 }
 
-/// A blosc v2 array of 4 MiB chunks, 2 by 1 (`values`, int32), written at `url`'s array `b`
-/// through `writer`; read through `url`, a small box of each chunk fetches the chunk's head
-/// and the blocks holding the box (less than a quarter of the stored chunk), and a box
-/// covering the chunks whole fetches them whole; both read what was written.
+/// A blosc v2 array of 4 MiB chunks, 2 by 1 (int32 that compress to about 3 MiB a chunk),
+/// written at `url`'s array `b` through `writer`; read through `url`, a small box of each chunk
+/// fetches the chunk's head and the blocks holding the box (less than a quarter of the stored
+/// chunk), and a box covering the chunks whole fetches them whole; both read what was written.
 fn small_boxes_of_blosc_chunks_fetch_their_blocks(writer: &Arc<StoreHandle>, url: &str) {
     let document = r#"{"zarr_format": 2, "shape": [2048, 1024], "chunks": [1024, 1024],
         "dtype": "<i4", "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5,
         "shuffle": 1, "blocksize": 65536}, "fill_value": 0, "filters": null, "order": "C",
         "dimension_separator": "."}"#;
     let array = Array::create(writer.clone(), "b", document).unwrap();
-    let all = values(2048 * 1024);
+    let mix = |i: u32| {
+        let x = i.wrapping_mul(0x9E37_79B9);
+        let x = (x ^ (x >> 15)).wrapping_mul(0x85EB_CA6B);
+        x ^ (x >> 13)
+    };
+    let all: Vec<u8> = (0..2048 * 1024u32)
+        .flat_map(|i| (mix(i) >> 8).to_ne_bytes())
+        .collect();
     array.write_region(&[0, 0], &[2048, 1024], &all).unwrap();
     let stored: u64 = ["b/0.0", "b/1.0"]
         .iter()

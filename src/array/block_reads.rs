@@ -1,8 +1,8 @@
 //! Reading from a store on a network only the stored blocks of a chunk that a selection
 //! needs (zarr-python 2's `partial_decompress`): for a chunk of one codec that decodes parts
 //! (blosc), of which less than half is selected, the first request fetches the chunk's head
-//! (its header and block starts, [`crate::codec::CodecPipeline::stored_head`]), the next ones
-//! the wanted blocks only; the chunk is decoded from a frame holding just those
+//! (its header and block starts, [`crate::codec::CodecPipeline::stored_head`], and at least
+//! [`LEAST_HEAD`] bytes), the next ones the wanted blocks not in it; the chunk is decoded from a frame holding just those
 //! ([`crate::codec::CodecPipeline::decode_parts_into`]), zeros elsewhere.
 
 use super::buffer::BufferLayout;
@@ -15,6 +15,11 @@ use crate::parallel;
 use crate::selection::{ChunkTask, OrthogonalPlan};
 use crate::store::{read_again_if_changed, Lead, ValueReader};
 use crate::strided::{ElementCopy, SharedBuffer};
+
+/// The least a chunk's first request fetches: a stored chunk up to this size comes whole in
+/// one request, as when it is read whole, and the blocks near a larger one's start come with
+/// its header.
+const LEAST_HEAD: u64 = 256 << 10;
 
 impl Array {
     /// Whether the task's chunk (of `form`) is read block by block: the chunk keys' form is
@@ -58,8 +63,7 @@ impl Array {
             let head = forms
                 .iter()
                 .map(|form| form.pipeline.stored_head(form.nbytes))
-                .max()
-                .unwrap_or(0);
+                .fold(LEAST_HEAD, u64::max);
             let keys: Vec<String> = tasks.iter().map(|t| self.chunk_key(&t.coords)).collect();
             let wanted = |j: usize, head: &[u8], len: u64| {
                 self.stored_parts(&tasks[j], &forms[j], buffer, head, len)
