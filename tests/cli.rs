@@ -300,6 +300,14 @@ fn cat_prints_values_of_every_plain_type_and_selection() {
     objects
         .write_vlen(&[0], &[3], &[0, 1, 1, 4], b"a\"bc")
         .unwrap();
+    let records = Array::create(
+        store.clone(),
+        "records",
+        r#"{"shape": [2], "chunks": [2], "dtype": [["x", "<f8"], ["o", "|O"]], "filters": [{"id": "pickle"}]}"#,
+    )
+    .unwrap();
+    let two = br#"{"x":"NaN","o":[1,"a"]}{"x":2.5,"o":null}"#;
+    records.write_vlen(&[0], &[2], &[0, 23, 41], two).unwrap();
 
     let cat = |args: &[&str]| {
         let mut all = vec!["cat", location.as_str()];
@@ -333,6 +341,15 @@ fn cat_prints_values_of_every_plain_type_and_selection() {
     assert_eq!(cat(&["complex", "--json"]), "[[1.5,-2]]\n");
     assert_eq!(cat(&["objects", "--json"]), "[\"a\",\"\",\"\\\"bc\"]\n");
     assert_eq!(cat(&["objects", "--select", "1:"]), "\n\"bc\n");
+    // Records with object fields: each a JSON object, printed as it is.
+    assert_eq!(
+        cat(&["records", "--json"]),
+        "[{\"x\":\"NaN\",\"o\":[1,\"a\"]},{\"x\":2.5,\"o\":null}]\n"
+    );
+    assert_eq!(
+        cat(&["records"]),
+        "{\"x\":\"NaN\",\"o\":[1,\"a\"]}\n{\"x\":2.5,\"o\":null}\n"
+    );
     // Bad selections, each an error naming what is wrong.
     for (select, says) in [
         ("0:1:0", "step \"0\""),

@@ -224,6 +224,14 @@ pub const CODECS: &[(&str, &str)] = &[
         r#"{"zarr_format": 3, "data_type": "float32", "codecs": [{"name": "cast_value", "configuration": {"data_type": "float8_e4m3fnuz", "out_of_range": "clamp"}}, {"name": "bytes"}]}"#,
         "c/0/0",
     ),
+    (
+        r#"{"compressor": null, "filters": [{"id": "pickle", "protocol": 5}], "dtype": "|O", "fill_value": null}"#,
+        "0.0",
+    ),
+    (
+        r#"{"compressor": null, "filters": [{"id": "pickle"}], "dtype": [["x", "<f8"], ["o", "|O"], ["n", "<i2", [2]]], "fill_value": null}"#,
+        "0.0",
+    ),
 ];
 
 /// The full metadata document of `CODECS[i]`: its members over a 16 × 16 default.

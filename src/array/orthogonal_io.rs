@@ -203,6 +203,7 @@ impl Array {
 
     /// How the fields `names` move from a chunk's records into packed caller elements.
     fn field_copy(&self, names: &[&str]) -> Result<ElementCopy> {
+        self.require_fixed_size()?;
         let DataTypeKind::Structured(fields) = &self.metadata.dtype.kind else {
             return Err(Error::InvalidArgument(format!(
                 "array {:?} of {} has no fields",

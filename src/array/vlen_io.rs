@@ -192,9 +192,15 @@ impl Array {
     /// Sets whether the items of a `json2` or `msgpack2` array are read and written as JSON
     /// text (a string item is then `"quoted"`, and numbers, lists, objects, booleans and `null`
     /// pass too) or, as by default, as strings (their UTF-8 text; other items are
-    /// [`Error::Unsupported`]). Other arrays: [`Error::InvalidArgument`].
+    /// [`Error::Unsupported`]). `pickle` arrays pass only JSON text (off is refused). Other
+    /// arrays: [`Error::InvalidArgument`].
     pub fn set_json_items(&self, on: bool) -> Result<()> {
         match &self.object {
+            Some(codec) if codec.items_only_json() && !on => Err(Error::InvalidArgument(format!(
+                "array {:?}: the items of a pickle array pass only as JSON text",
+                self.path
+            ))),
+            Some(codec) if codec.items_only_json() => Ok(()),
             Some(codec) if codec.nests_items() => {
                 self.json_items.store(on, Ordering::Relaxed);
                 Ok(())
@@ -207,9 +213,13 @@ impl Array {
     }
 
     /// Whether the items of a `json2`/`msgpack2` array pass as JSON text
-    /// ([`Array::set_json_items`]).
+    /// ([`Array::set_json_items`]); always for `pickle` arrays.
     pub fn json_items(&self) -> bool {
         self.json_items.load(Ordering::Relaxed)
+            || self
+                .object
+                .as_ref()
+                .is_some_and(ObjectCodec::items_only_json)
     }
 
     fn item_form(&self) -> ItemForm {
@@ -229,7 +239,11 @@ impl Array {
     /// stores them.
     fn item_strides(&self, form: &ChunkForm) -> Vec<usize> {
         // The vlen codecs keep the chunk's memory order; json2 and msgpack2 nest in C order.
-        if self.object.as_ref().is_some_and(ObjectCodec::nests_items) {
+        if self
+            .object
+            .as_ref()
+            .is_some_and(ObjectCodec::items_in_c_order)
+        {
             dense_strides(&form.shape, 1, false)
         } else {
             layout_strides(&form.shape, 1, &self.layout)

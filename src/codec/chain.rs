@@ -107,19 +107,19 @@ impl ChunkCodecs {
     ) -> Result<ChunkCodecs> {
         let filters = filters.unwrap_or_default();
         let object = match filters.first().map(ObjectCodec::from_config).transpose()?.flatten() {
-            Some(_) if dtype.kind != DataTypeKind::Object => {
-                return Err(Error::InvalidMetadata(format!(
-                    "object codec {} on an array of {}",
-                    filters[0],
-                    dtype.typestr()
-                )))
-            }
+            Some(codec) => Some(codec.suited_to(dtype, fortran)?),
             None if dtype.kind == DataTypeKind::Object => {
                 return Err(Error::InvalidMetadata(
-                    "an object (|O) array needs an object codec (vlen-utf8, vlen-bytes, vlen-array) as its first filter".into(),
+                    "an object (|O) array needs an object codec (vlen-utf8, vlen-bytes, vlen-array, json2, msgpack2, categorize, pickle) as its first filter".into(),
                 ))
             }
-            codec => codec,
+            None if dtype.holds_objects() => {
+                return Err(Error::InvalidMetadata(format!(
+                    "records with object fields ({}) need the pickle object codec as their first filter",
+                    dtype.to_json()
+                )))
+            }
+            None => None,
         };
         // An object codec turns items into plain bytes; later filters and the compressor see those.
         let (rest, stage_dtype) = match object {

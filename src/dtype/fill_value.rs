@@ -3,8 +3,8 @@
 //! As zarr-python writes them: numbers (`"NaN"`, `"Infinity"`, `"-Infinity"` for floats,
 //! `[real, imag]` for complex values), booleans, base64 of the stored bytes for `S`, `V` and
 //! structured types, the text itself for `U`, the 64-bit count for datetimes and timedeltas
-//! (NaT is its minimum), or `null`. An object array's fill value is kept as its JSON text: its
-//! object codec interprets it ([`super::ObjectCodec::fill_item`]).
+//! (NaT is its minimum), or `null`. The fill value of an object array (or of records with
+//! object fields) is kept as its JSON text: its object codec interprets it ([`super::ObjectCodec::fill_item`]).
 
 use super::{DataType, DataTypeKind};
 use crate::error::{Error, Result};
@@ -23,6 +23,7 @@ impl FillValue {
     /// `false`, the empty string, all-zero bytes), `""` for object arrays.
     pub fn default_json(dtype: &DataType) -> Value {
         match dtype.kind {
+            DataTypeKind::Structured(_) if dtype.holds_objects() => Value::Null,
             DataTypeKind::Bool => json!(false),
             DataTypeKind::Unicode | DataTypeKind::Bytes | DataTypeKind::Object => json!(""),
             DataTypeKind::Raw | DataTypeKind::Structured(_) => {
@@ -44,6 +45,9 @@ impl FillValue {
                 dtype.typestr()
             ))
         };
+        if dtype.holds_objects() {
+            return Ok(FillValue(Some(value.to_string().into_bytes())));
+        }
         let bytes = match dtype.kind {
             DataTypeKind::Bool => match value {
                 Value::Bool(b) => vec![*b as u8],
@@ -101,7 +105,7 @@ impl FillValue {
                 units.resize(dtype.size, 0);
                 units
             }
-            DataTypeKind::Object => value.to_string().into_bytes(),
+            DataTypeKind::Object => unreachable!("an object type returned above"),
             DataTypeKind::Small(t) => t.parse_fill(value).map_err(|why| bad(&why))?,
             DataTypeKind::Bytes | DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 let stored = match value {
@@ -125,6 +129,9 @@ impl FillValue {
         let Some(bytes) = &self.0 else {
             return Value::Null;
         };
+        if dtype.holds_objects() {
+            return serde_json::from_slice(bytes).unwrap_or(Value::Null);
+        }
         match dtype.kind {
             DataTypeKind::Bool => json!(bytes[0] != 0),
             DataTypeKind::Int => json!(sign_extend(bytes)),
@@ -153,7 +160,7 @@ impl FillValue {
                 let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
                 json!(BASE64.encode(&bytes[..end]))
             }
-            DataTypeKind::Object => serde_json::from_slice(bytes).unwrap_or(Value::Null),
+            DataTypeKind::Object => unreachable!("an object type returned above"),
             DataTypeKind::Small(t) => t.fill_json(bytes),
             DataTypeKind::Raw | DataTypeKind::Structured(_) => {
                 let mut stored = bytes.clone();

@@ -9,6 +9,8 @@ mod fill_value;
 pub(crate) mod long_double;
 mod numpy_str;
 mod object;
+mod pickle;
+mod pickled;
 pub mod small_float;
 mod small_type;
 mod structured;
@@ -90,6 +92,16 @@ pub struct DataType {
 }
 
 impl DataType {
+    /// Whether elements hold Python objects: `|O`, or a record with an object field (at any
+    /// depth).
+    pub fn holds_objects(&self) -> bool {
+        match &self.kind {
+            DataTypeKind::Object => true,
+            DataTypeKind::Structured(fields) => fields.iter().any(|f| f.dtype.holds_objects()),
+            _ => false,
+        }
+    }
+
     /// The fields of a structured type, in record order; none for the other kinds.
     pub fn fields(&self) -> &[Field] {
         match &self.kind {
@@ -99,7 +111,7 @@ impl DataType {
     }
 
     /// Parses a `.zarray` `dtype` value: a NumPy type string, or a list of fields for a
-    /// structured type. Kinds libzarr does not support (objects, `|O`) are
+    /// structured type. Kinds libzarr does not support are
     /// [`Error::Unsupported`]; anything malformed is [`Error::InvalidMetadata`].
     pub fn parse(value: &Value) -> Result<DataType> {
         match value {

@@ -8,6 +8,7 @@
 //! the items nested to the chunk's shape (C order), then the dtype string and the shape;
 //! their strings are gathered into one buffer.
 
+use super::pickled::PickledElement;
 use super::{ByteSwap, DataType};
 use crate::error::{Error, Result};
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -49,16 +50,28 @@ pub enum ObjectCodec {
         /// The configuration as given.
         config: Value,
     },
+    /// `pickle`: Python objects, or records with object fields, pickled as a NumPy array per
+    /// chunk; its elements pass as JSON text.
+    Pickle {
+        /// What one element is (set from the array's dtype by [`ObjectCodec::suited_to`]).
+        element: PickledElement,
+        /// Whether the array's order is F: the pickled chunks say so (their items stay in C
+        /// order), for zarr-python 2 flattens them in memory order.
+        fortran: bool,
+        /// The configuration as given.
+        config: Value,
+    },
 }
 
 /// The ids of the object codecs [`ObjectCodec::from_config`] recognises and reads.
-pub const OBJECT_CODEC_IDS: [&str; 6] = [
+pub const OBJECT_CODEC_IDS: [&str; 7] = [
     "vlen-utf8",
     "vlen-bytes",
     "vlen-array",
     "json2",
     "msgpack2",
     "categorize",
+    "pickle",
 ];
 
 impl ObjectCodec {
@@ -88,10 +101,32 @@ impl ObjectCodec {
             Some("categorize") if config.get("dtype").and_then(Value::as_str) == Some("|O") => {
                 categorize(config)?
             }
-            Some(id @ "pickle") => return Err(Error::Unsupported(format!("object codec {id:?}"))),
+            Some("pickle") => ObjectCodec::Pickle {
+                element: PickledElement::Object,
+                fortran: false,
+                config: config.clone(),
+            },
             _ => return Ok(None),
         };
         Ok(Some(codec))
+    }
+
+    /// The codec for an array of `dtype` in C or F (`fortran`) order: an object array, or for
+    /// `pickle` also records with object fields ([`Error::InvalidMetadata`] for other types).
+    pub fn suited_to(self, dtype: &DataType, fortran: bool) -> Result<ObjectCodec> {
+        match self {
+            ObjectCodec::Pickle { config, .. } => Ok(ObjectCodec::Pickle {
+                element: PickledElement::of(dtype)?,
+                fortran,
+                config,
+            }),
+            _ if dtype.kind == super::DataTypeKind::Object => Ok(self),
+            _ => Err(Error::InvalidMetadata(format!(
+                "object codec {} on an array of {}",
+                self.config(),
+                dtype.typestr()
+            ))),
+        }
     }
 
     /// The configuration numcodecs writes.
@@ -102,7 +137,8 @@ impl ObjectCodec {
             ObjectCodec::Array(dtype) => json!({"id": "vlen-array", "dtype": dtype.to_json()}),
             ObjectCodec::Json(config)
             | ObjectCodec::MsgPack(config)
-            | ObjectCodec::Categorize { config, .. } => config.clone(),
+            | ObjectCodec::Categorize { config, .. }
+            | ObjectCodec::Pickle { config, .. } => config.clone(),
         }
     }
 
@@ -110,6 +146,17 @@ impl ObjectCodec {
     /// `msgpack2`), rather than framing them in the chunk's memory order.
     pub fn nests_items(&self) -> bool {
         matches!(self, ObjectCodec::Json(_) | ObjectCodec::MsgPack(_))
+    }
+
+    /// Whether chunks hold items in C order whatever the array's order (`json2`, `msgpack2`
+    /// and `pickle`).
+    pub fn items_in_c_order(&self) -> bool {
+        self.nests_items() || matches!(self, ObjectCodec::Pickle { .. })
+    }
+
+    /// Whether items pass only as JSON text (`pickle`).
+    pub fn items_only_json(&self) -> bool {
+        matches!(self, ObjectCodec::Pickle { .. })
     }
 
     /// Whether items are text (and must be valid UTF-8).
@@ -160,6 +207,7 @@ impl ObjectCodec {
                     .map_err(|e| self.corrupt(e.to_string()))?;
                 self.gather(as_items(&value), shape, form)
             }
+            ObjectCodec::Pickle { element, .. } => element.decode(&encoded, shape),
             ObjectCodec::Categorize { labels, astype, .. } => {
                 if encoded.len() != expected.saturating_mul(astype.size) {
                     return Err(self.corrupt(format!(
@@ -311,6 +359,9 @@ impl ObjectCodec {
                 rmpv::encode::write_value(out, &rmpv::Value::Array(list))
                     .map_err(|e| Error::Internal(format!("msgpack2: {e}")))
             }
+            ObjectCodec::Pickle {
+                element, fortran, ..
+            } => element.encode(items, shape, *fortran, out),
             ObjectCodec::Categorize { labels, astype, .. } => {
                 for (i, item) in items.enumerate() {
                     // A repeated label's last index wins, as in numcodecs.
@@ -369,6 +420,9 @@ impl ObjectCodec {
     pub fn fill_item(&self, fill: &Value, form: ItemForm) -> Result<Vec<u8>> {
         let bad =
             || Error::InvalidMetadata(format!("fill_value {fill} does not suit {}", self.id()));
+        if let ObjectCodec::Pickle { element, .. } = self {
+            return element.fill_item(fill);
+        }
         if form == ItemForm::Json && self.nests_items() {
             return Ok(fill.to_string().into_bytes());
         }
@@ -395,6 +449,7 @@ impl ObjectCodec {
             ObjectCodec::Json(_) => "json2",
             ObjectCodec::MsgPack(_) => "msgpack2",
             ObjectCodec::Categorize { .. } => "categorize",
+            ObjectCodec::Pickle { .. } => "pickle",
         }
     }
 
@@ -612,7 +667,7 @@ fn flatten<V: Nested>(
 }
 
 /// Nests items given in C order into lists of `shape` (a 0-d shape keeps the one item).
-fn nest<V: From<Vec<V>>>(items: Vec<V>, shape: &[u64]) -> V {
+pub(super) fn nest<V: From<Vec<V>>>(items: Vec<V>, shape: &[u64]) -> V {
     fn build<V: From<Vec<V>>>(items: &mut std::vec::IntoIter<V>, shape: &[u64]) -> V {
         match shape.split_first() {
             None => items.next().expect("as many items as the shape holds"),
@@ -878,7 +933,19 @@ mod tests {
         assert!(ObjectCodec::from_config(&json!({"id": "zlib"}))
             .unwrap()
             .is_none());
-        assert!(ObjectCodec::from_config(&json!({"id": "pickle"})).is_err());
+        let pickle = ObjectCodec::from_config(&json!({"id": "pickle"}))
+            .unwrap()
+            .unwrap();
+        let utf8 = DataType::parse_typestr("|O").unwrap();
+        assert!(pickle.clone().suited_to(&utf8, false).is_ok());
+        let err = pickle
+            .suited_to(&DataType::parse_typestr("<f8").unwrap(), false)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidMetadata(_)), "{err}");
+        let err = ObjectCodec::Utf8
+            .suited_to(&DataType::parse_typestr("<f8").unwrap(), false)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidMetadata(_)), "{err}");
         assert!(ObjectCodec::from_config(&json!({"id": "vlen-array"})).is_err());
         assert!(ObjectCodec::Bytes
             .fill_item(&json!(1.5), ItemForm::Strings)

@@ -107,11 +107,6 @@ pub(super) fn parse_fields(list: &[Value]) -> Result<DataType> {
             return Err(invalid(format!("field name {name:?} appears twice")));
         }
         let dtype = DataType::parse(&parts[1]).map_err(|e| e.context(format!("field {name:?}")))?;
-        if dtype.kind == DataTypeKind::Object {
-            return Err(Error::Unsupported(format!(
-                "structured dtype: object field {name:?}"
-            )));
-        }
         let shape = match parts.get(2) {
             None => Vec::new(),
             Some(Value::Array(dims)) => dims
@@ -216,11 +211,17 @@ mod tests {
             json!([["x", "<f4", [0]]]),
             json!([["x", "<f4", 2]]),
             json!([["x", "<q4"]]),
-            json!([["o", "|O"]]),
-            json!([["i", "<i4"], ["o", "|O"]]),
             json!(["x"]),
         ] {
             assert!(DataType::parse(&bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn records_with_object_fields_hold_objects() {
+        let with = DataType::parse(&json!([["i", "<i4"], ["inner", [["o", "|O"]]]])).unwrap();
+        assert!(with.holds_objects());
+        let without = DataType::parse(&json!([["i", "<i4"], ["s", "|S2"]])).unwrap();
+        assert!(!without.holds_objects());
     }
 }

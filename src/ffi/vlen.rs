@@ -12,8 +12,10 @@ use std::ffi::{c_char, c_void};
 /// `{"id": "vlen-utf8"}` (UTF-8 text), `{"id": "vlen-bytes"}` (byte strings) or
 /// `{"id": "vlen-array", "dtype": "<i4"}` (arrays of that type), `{"id": "json2", ...}` or
 /// `{"id": "msgpack2"}` (strings, or items of any JSON type: `zarr_array_set_json_items`),
-/// `{"id": "categorize", "dtype": "|O", ...}` (text items, each one of its labels), with their
-/// full configurations; `"null"` for other arrays. Free with `zarr_string_free`.
+/// `{"id": "categorize", "dtype": "|O", ...}` (text items, each one of its labels),
+/// `{"id": "pickle", ...}` (items as JSON text; also the codec of records with object fields,
+/// each record a JSON object of its fields), with their full configurations; `"null"` for
+/// other arrays. Free with `zarr_string_free`.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_json` writable.
@@ -35,7 +37,8 @@ pub unsafe extern "C" fn zarr_array_object_codec(
 /// `null` pass too (as numcodecs' `JSON` and `MsgPack` hold them); an item written must be JSON
 /// text (`ZARR_ERR_INVALID_ARGUMENT` naming it otherwise). Off by default: items are strings,
 /// given as their UTF-8 text, and any other item read is `ZARR_ERR_UNSUPPORTED`. Applies to
-/// this handle; other arrays: `ZARR_ERR_INVALID_ARGUMENT`.
+/// this handle. `pickle` arrays pass items only as JSON text (on is accepted, off refused);
+/// other arrays: `ZARR_ERR_INVALID_ARGUMENT`.
 ///
 /// # Safety
 /// `array` must be a live handle.
@@ -48,7 +51,7 @@ pub unsafe extern "C" fn zarr_array_set_json_items(
 }
 
 /// Whether the items of this handle's `json2`/`msgpack2` array pass as JSON text
-/// (`zarr_array_set_json_items`).
+/// (`zarr_array_set_json_items`); always for `pickle` arrays.
 ///
 /// # Safety
 /// `array` must be a live handle and `out_on` writable.

@@ -3,7 +3,7 @@
 use super::array::{ArrayMetadata, ChunkKeyEncoding, FormatMetadata, Order};
 use super::chunk_grid::ChunkGrid;
 use super::chunk_guess::{normalize_chunks, OBJECT_ITEM_SIZE};
-use crate::dtype::{DataType, DataTypeKind, FillValue};
+use crate::dtype::{DataType, FillValue};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -79,7 +79,9 @@ impl ArrayMetadata {
             Some(chunks) => chunks,
             None => {
                 let item_size = match dtype.kind {
-                    DataTypeKind::Object => OBJECT_ITEM_SIZE,
+                    _ if dtype.holds_objects() => {
+                        OBJECT_ITEM_SIZE * dtype.fields().len().max(1) as u64
+                    }
                     _ => dtype.size as u64,
                 };
                 normalize_chunks(obj.get("chunks"), &shape, item_size)?
@@ -101,10 +103,17 @@ impl ArrayMetadata {
                 )))
             }
         };
-        let fill_value = FillValue::parse(
-            &field("fill_value", FillValue::default_json(&dtype))?,
-            &dtype,
-        )?;
+        // zarr-python 2 stores a pickle array's fill value pickled: an unpickled "" is no value.
+        let pickled = obj
+            .get("filters")
+            .and_then(|f| f.get(0))
+            .and_then(|f| f.get("id"))
+            == Some(&json!("pickle"));
+        let default_fill = match pickled {
+            true => Value::Null,
+            false => FillValue::default_json(&dtype),
+        };
+        let fill_value = FillValue::parse(&field("fill_value", default_fill)?, &dtype)?;
         let order_value = field("order", json!("C"))?;
         let order = match order_value.as_str() {
             Some("C") => Order::C,

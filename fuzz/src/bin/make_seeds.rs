@@ -134,7 +134,14 @@ fn main() {
 fn fill(array: &Array) {
     let (start, count) = ([0, 0], [16, 16]);
     if array.object_codec().is_some() {
-        let text: Vec<String> = (0..256).map(|i| format!("item {i}")).collect();
+        // Pickle arrays take JSON: records of the fields x, o and n (a plain object array
+        // holds the same text as a JSON object).
+        let text: Vec<String> = (0..256)
+            .map(|i| match array.json_items() {
+                true => format!(r#"{{"x":{i},"o":["item",{i}],"n":[{i},-1]}}"#),
+                false => format!("item {i}"),
+            })
+            .collect();
         let mut offsets = vec![0i64];
         for t in &text {
             offsets.push(offsets.last().unwrap() + t.len() as i64);

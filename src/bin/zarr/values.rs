@@ -132,12 +132,14 @@ pub fn cat(node: &Node, select: &str, json: bool) -> Result<String> {
     Ok(String::new())
 }
 
-/// Whether `cat` prints the values of `array` (not those of raw and structured types).
+/// Whether `cat` prints the values of `array` (not those of raw types and records, unless
+/// records with object fields, whose elements are JSON text).
 pub fn printable(array: &Array) -> bool {
-    !matches!(
-        array.metadata().dtype.kind,
-        DataTypeKind::Raw | DataTypeKind::Structured(_)
-    )
+    array.object_codec().is_some()
+        || !matches!(
+            array.metadata().dtype.kind,
+            DataTypeKind::Raw | DataTypeKind::Structured(_)
+        )
 }
 
 /// Writes all the values of `array` to `out`, as `cat` prints them.
@@ -220,13 +222,16 @@ pub fn read_values(
         let bytes = array.vlen_size(&start, &count)? as usize;
         let (mut offsets, mut data) = (vec![0i64; n + 1], vec![0u8; bytes]);
         array.read_vlen(&start, &count, &mut offsets, &mut data)?;
+        // Items that are JSON text (pickle records and objects) are JSON tokens as they are.
+        let as_is = json && array.json_items();
         return Ok(offsets
             .windows(2)
             .map(|w| {
-                text_value(
-                    &String::from_utf8_lossy(&data[w[0] as usize..w[1] as usize]),
-                    json,
-                )
+                let item = String::from_utf8_lossy(&data[w[0] as usize..w[1] as usize]);
+                match as_is {
+                    true => item.into_owned(),
+                    false => text_value(&item, json),
+                }
             })
             .collect());
     }
