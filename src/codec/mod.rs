@@ -38,6 +38,8 @@ mod swap_bytes;
 #[cfg(test)]
 mod testutil;
 mod zfp;
+#[cfg(feature = "zfp")]
+mod zfp_promotion;
 mod zlib;
 mod zstd;
 

@@ -64,6 +64,7 @@ use imp::Zfp;
 mod imp {
     use super::super::config::Config;
     use super::super::filters::numeric::{ElemType, Kind};
+    use super::super::zfp_promotion::Promotion;
     use super::super::Codec;
     use super::Map;
     use crate::error::{Error, Result};
@@ -160,6 +161,8 @@ mod imp {
         /// The mode chunks are written in; `None` for a zfpy mode numcodecs cannot write.
         mode: Option<Mode>,
         element: Element,
+        /// How the array's integers become `element`s (zarr-extensions' zfp), if they are not.
+        promotion: Option<Promotion>,
         /// The zfp field's sizes, slowest first (1 to 4 of them); `None`: one dimension.
         shape: Option<Vec<usize>>,
     }
@@ -315,6 +318,22 @@ mod imp {
         Ok(sizes)
     }
 
+    /// zarr-extensions' zfp field of a chunk of `shape`: its dimensions (0 to 4; none is one
+    /// value), or of a chunk of more, those above 1 (at most 4), as the codec's spec allows.
+    fn extension_shape(shape: &[u64]) -> Result<Vec<usize>> {
+        if shape.len() <= 4 {
+            return field_shape("zfp", shape);
+        }
+        let above_one: Vec<u64> = shape.iter().copied().filter(|&n| n > 1).collect();
+        if above_one.len() > 4 {
+            return Err(Error::Unsupported(format!(
+                "zfp: chunks of shape {shape:?}, {} of whose dimensions are above 1 (zfp compresses 1 to 4)",
+                above_one.len()
+            )));
+        }
+        field_shape("zfp", &above_one)
+    }
+
     /// `bytes` as a buffer of 8-byte words, zero-padded to at least `len` bytes.
     fn words_of(bytes: &[u8], len: usize) -> Result<Vec<u64>> {
         let count = len.max(bytes.len()).div_ceil(8);
@@ -387,6 +406,7 @@ mod imp {
                 },
                 mode: write,
                 element,
+                promotion: None,
                 shape,
             })
         }
@@ -394,7 +414,7 @@ mod imp {
         /// zarr-extensions' zfp for chunks of `shape` holding `elem`.
         pub fn extension(obj: &Map<String, Value>, elem: &ElemType, shape: &[u64]) -> Result<Self> {
             let cfg = Config::new(obj, "zfp");
-            let element = element_of("zfp", Some(elem))?;
+            let (element, promotion) = extension_element(elem)?;
             let float = |key: &str| -> Result<f64> {
                 cfg.required(key)?
                     .as_f64()
@@ -426,7 +446,7 @@ mod imp {
                     ))
                 }
             };
-            let shape = field_shape("zfp", shape)?;
+            let shape = extension_shape(shape)?;
             if !Handles::new()?.set_mode(mode, element, shape.len()) {
                 return Err(cfg.error(
                     "zfp refuses these expert parameters (it needs minbits <= maxbits, 1 <= maxprec <= 64 and minexp >= -1074)",
@@ -436,6 +456,7 @@ mod imp {
                 flavour: Flavour::Zfp,
                 mode: Some(mode),
                 element,
+                promotion,
                 shape: Some(shape),
             })
         }
@@ -578,6 +599,32 @@ mod imp {
         }
     }
 
+    /// The element zarr-extensions' zfp compresses for `elem`, and how the array's integers
+    /// become it: every integer type is promoted to int32 or int64 ([`Promotion`]).
+    fn extension_element(elem: &ElemType) -> Result<(Element, Option<Promotion>)> {
+        if let ElemType::Num(t) = elem {
+            let signed = match t.kind {
+                Kind::Int => Some(true),
+                Kind::UInt => Some(false),
+                _ => None,
+            };
+            let promotion = signed.and_then(|s| Promotion::of(s, t.size));
+            if let (Some(promotion), true) = (promotion, *t == t.to_native()) {
+                let element = match promotion.zfp_size() {
+                    4 => Element::I32,
+                    _ => Element::I64,
+                };
+                return Ok((element, Some(promotion)));
+            }
+        }
+        element_of("zfp", Some(elem)).map(|e| (e, None)).map_err(|_| {
+            Error::Unsupported(format!(
+                "zfp compresses 8- to 64-bit integers, float32 and float64 in the machine's byte order, not {}",
+                elem.typestr()
+            ))
+        })
+    }
+
     /// The element zfp compresses for `elem`, or [`Error::Unsupported`] naming `codec`.
     fn element_of(codec: &str, elem: Option<&ElemType>) -> Result<Element> {
         elem.and_then(Element::of).ok_or_else(|| {
@@ -636,6 +683,21 @@ mod imp {
         fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
             let name = self.name();
             let size = self.element.size();
+            let promoted;
+            let input = match self.promotion {
+                Some(promotion) => {
+                    if !input.len().is_multiple_of(promotion.element_size()) {
+                        return Err(Error::Internal(format!(
+                            "{name}: {} bytes are not whole {}-byte integers",
+                            input.len(),
+                            promotion.element_size()
+                        )));
+                    }
+                    promoted = promotion.promote(input)?;
+                    &promoted[..]
+                }
+                None => input,
+            };
             let mode = match (self.mode, &self.flavour) {
                 (Some(mode), _) => mode,
                 (None, Flavour::Zfpy { mode, .. }) => {
@@ -690,14 +752,23 @@ mod imp {
         }
 
         fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-            if !out.len().is_multiple_of(self.element.size()) {
+            let size = self
+                .promotion
+                .map_or(self.element.size(), Promotion::element_size);
+            if !out.len().is_multiple_of(size) {
                 return Err(Error::CorruptChunk(format!(
                     "{}: a chunk of {} bytes is not whole numbers",
                     self.name(),
                     out.len()
                 )));
             }
-            self.decode(input, out, true).map(drop)
+            let Some(promotion) = self.promotion else {
+                return self.decode(input, out, true).map(drop);
+            };
+            let mut wide = vec![0u8; out.len() / size * promotion.zfp_size()];
+            self.decode(input, &mut wide, true)?;
+            promotion.demote(&wide, out);
+            Ok(())
         }
 
         fn decode_to_vec(&self, input: &[u8], max_len: usize) -> Result<Vec<u8>> {
@@ -705,6 +776,7 @@ mod imp {
             // zarr-extensions' zfp knows its count; zfpy's header states it.
             let (len, exact) = match (&self.flavour, &self.shape) {
                 (Flavour::Zfp, Some(shape)) => {
+                    let size = self.promotion.map_or(size, Promotion::element_size);
                     (shape.iter().product::<usize>().saturating_mul(size), true)
                 }
                 _ => (max_len / size * size, false),
@@ -719,7 +791,11 @@ mod imp {
             out.try_reserve_exact(len)
                 .map_err(|_| Error::TooLarge(format!("{}: {len} bytes", self.name())))?;
             out.resize(len, 0);
-            let bytes = self.decode(input, &mut out, exact)?;
+            if exact {
+                self.decode_into(input, &mut out)?;
+                return Ok(out);
+            }
+            let bytes = self.decode(input, &mut out, false)?;
             out.truncate(bytes);
             Ok(out)
         }
@@ -793,6 +869,80 @@ mod tests {
     fn zfp_codec(config: Value, typestr: &str, shape: &[u64]) -> Result<Box<dyn Codec>> {
         let elem = ElemType::parse(typestr).unwrap();
         zfp(config.as_object().unwrap(), &elem, shape)
+    }
+
+    /// zarr-extensions' zfp takes 8- to 64-bit integers, promoted: reversible round trips
+    /// them exactly, a lossy mode stays close and within the type; chunks of more than four
+    /// dimensions compress those above 1.
+    #[test]
+    fn extension_promotes_integers_and_collapses_dimensions_of_one() {
+        let cases: [(&str, Vec<u8>); 6] = [
+            ("|i1", (0..=255u8).collect()),
+            ("|u1", (0..=255u8).rev().collect()),
+            (
+                "<i2",
+                (0..128)
+                    .flat_map(|i: i32| ((i * 511 - 32768) as i16).to_ne_bytes())
+                    .collect(),
+            ),
+            (
+                "<u2",
+                (0..128)
+                    .flat_map(|i: u16| (i * 511 + 5).to_ne_bytes())
+                    .collect(),
+            ),
+            (
+                "<u4",
+                (0..64)
+                    .flat_map(|i: u32| (i * 33_554_431).to_ne_bytes())
+                    .collect(),
+            ),
+            (
+                "<u8",
+                (0..32).flat_map(|i: u64| (i << 58).to_ne_bytes()).collect(),
+            ),
+        ];
+        for (typestr, raw) in cases {
+            let size = ElemType::parse(typestr).unwrap().size();
+            let count = raw.len() / size;
+            let shape: &[u64] = &[count as u64 / 4, 1, 4];
+            let c = zfp_codec(json!({"mode": "reversible"}), typestr, shape).unwrap();
+            let stored = c.encode(&raw).unwrap();
+            assert_eq!(
+                c.decode_to_vec(&stored, raw.len()).unwrap(),
+                raw,
+                "{typestr}"
+            );
+            let lossy = zfp_codec(
+                json!({"mode": "fixed_precision", "precision": 8}),
+                typestr,
+                shape,
+            )
+            .unwrap();
+            let back = lossy
+                .decode_to_vec(&lossy.encode(&raw).unwrap(), raw.len())
+                .unwrap();
+            assert_eq!(back.len(), raw.len(), "{typestr}");
+        }
+        let too_large = (1u32 << 31).to_ne_bytes();
+        let c = zfp_codec(json!({"mode": "reversible"}), "<u4", &[1]).unwrap();
+        assert!(matches!(
+            c.encode(&too_large),
+            Err(Error::InvalidArgument(_))
+        ));
+        // Six dimensions, three above 1: a 3-D field, the same stream as the squeezed chunk's.
+        let raw = sample("<f4", 24);
+        let six = zfp_codec(json!({"mode": "reversible"}), "<f4", &[2, 1, 3, 1, 4, 1]).unwrap();
+        let three = zfp_codec(json!({"mode": "reversible"}), "<f4", &[2, 3, 4]).unwrap();
+        let stored = six.encode(&raw).unwrap();
+        assert_eq!(stored, three.encode(&raw).unwrap());
+        assert_eq!(six.decode_to_vec(&stored, raw.len()).unwrap(), raw);
+        let one = zfp_codec(json!({"mode": "reversible"}), "<f4", &[1, 1, 1, 1, 1]).unwrap();
+        let value = 2.5f32.to_ne_bytes();
+        assert_eq!(
+            one.decode_to_vec(&one.encode(&value).unwrap(), 4).unwrap(),
+            value
+        );
     }
 
     /// Every mode of both codecs round trips every type: reversible exactly, fixed accuracy
@@ -994,20 +1144,24 @@ mod tests {
     #[test]
     fn refuses_other_types_shapes_and_settings() {
         for typestr in ["|u1", "<i2", "<u4", "<u8", ">f4", ">i8", "<c8", "<f2"] {
-            for err in [
-                zfpy_codec(json!({"id": "zfpy"}), typestr, None).unwrap_err(),
-                zfp_codec(json!({"mode": "reversible"}), typestr, &[4]).unwrap_err(),
-            ] {
-                assert!(
-                    matches!(err, Error::Unsupported(ref m) if m.starts_with("zfp")),
-                    "{typestr}: {err}"
-                );
-            }
+            let err = zfpy_codec(json!({"id": "zfpy"}), typestr, None).unwrap_err();
+            assert!(
+                matches!(err, Error::Unsupported(ref m) if m.starts_with("zfp")),
+                "{typestr}: {err}"
+            );
+        }
+        // zarr-extensions' zfp promotes every integer type of the machine's byte order.
+        for typestr in [">f4", ">i8", ">u2", "<c8", "<f2", "|b1"] {
+            let err = zfp_codec(json!({"mode": "reversible"}), typestr, &[4]).unwrap_err();
+            assert!(
+                matches!(err, Error::Unsupported(ref m) if m.starts_with("zfp")),
+                "{typestr}: {err}"
+            );
         }
         let five: &[u64] = &[2, 2, 2, 2, 2];
         let err = zfp_codec(json!({"mode": "reversible"}), "<f4", five).unwrap_err();
         assert!(
-            matches!(err, Error::Unsupported(ref m) if m.starts_with("zfp:") && m.contains("5 dimensions")),
+            matches!(err, Error::Unsupported(ref m) if m.starts_with("zfp:") && m.contains("5 of whose dimensions")),
             "{err}"
         );
         let err = zfpy_codec(json!({"id": "zfpy"}), "<f4", Some(five)).unwrap_err();
