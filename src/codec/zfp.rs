@@ -480,6 +480,29 @@ mod imp {
             }
         }
 
+        /// The dimensions a zarr-extensions' fixed-rate stream of `stored` bytes was sized
+        /// for: the field's, or 3 for a stream of the length zarrs 0.23 writes where they
+        /// differ (zarrs sets every rate as for a 3-D field, 4³ × rate bits a block). The
+        /// field's dimensions are zfp's meaning, and what libzarr writes.
+        fn rate_dims(&self, stored: usize) -> Result<usize> {
+            let dims = self.shape.as_ref().map_or(1, Vec::len);
+            let (Flavour::Zfp, Some(mode @ Mode::Rate(_)), Some(shape)) =
+                (&self.flavour, self.mode, &self.shape)
+            else {
+                return Ok(dims);
+            };
+            let length = |dims: usize| -> Result<usize> {
+                let mut h = Handles::new()?;
+                h.set_field(self.element, shape);
+                h.set_mode(mode, self.element, dims);
+                Ok(h.minimum_size().div_ceil(8) * 8)
+            };
+            if dims != 3 && stored != length(dims)? && stored == length(3)? {
+                return Ok(3);
+            }
+            Ok(dims)
+        }
+
         /// Reads the stream's field (and, for zfpy, its mode from the header) into `h`, `h`
         /// pointing at `words` (the stream, padded); checks that it holds `count` elements of
         /// the codec's type and returns the bytes it needs at least and may read at most.
@@ -488,6 +511,7 @@ mod imp {
             h: &mut Handles,
             words: &mut [u64],
             count: Option<usize>,
+            rate_dims: usize,
         ) -> Result<(usize, usize)> {
             let name = self.name();
             h.attach(words)?;
@@ -496,7 +520,7 @@ mod imp {
                     let shape = self.shape.as_deref().expect("zfp knows its shape");
                     h.set_field(self.element, shape);
                     let mode = self.mode.expect("zfp knows its mode");
-                    h.set_mode(mode, self.element, shape.len());
+                    h.set_mode(mode, self.element, rate_dims);
                 }
                 Flavour::Zfpy { .. } => {
                     // SAFETY: live stream and field; the buffer holds at least the header's bits.
@@ -545,7 +569,8 @@ mod imp {
             let mut h = Handles::new()?;
             // The header alone first (at most 148 bits), to learn how far the stream may read.
             let mut head = words_of(&input[..input.len().min(32)], 32)?;
-            let (least, most) = self.read_field(&mut h, &mut head, count)?;
+            let rate_dims = self.rate_dims(input.len())?;
+            let (least, most) = self.read_field(&mut h, &mut head, count, rate_dims)?;
             // SAFETY: a live field.
             let held = unsafe { ffi::zfp_field_size(h.field, std::ptr::null_mut()) };
             let bytes = held
@@ -564,7 +589,7 @@ mod imp {
                 )));
             }
             let mut words = words_of(input, most.saturating_add(READ_AHEAD))?;
-            self.read_field(&mut h, &mut words, count)?;
+            self.read_field(&mut h, &mut words, count, rate_dims)?;
             let out = &mut out[..bytes];
             // Decode into an aligned buffer when `out` is not aligned for the element type.
             let aligned = (out.as_ptr() as usize).is_multiple_of(size);
