@@ -106,6 +106,37 @@ static void test_last_error(void) {
     CHECK(zarr_last_error() != NULL);
     CHECK_OK(zarr_store_close(s));
     tmpdir_remove(dir);
+
+    /* A layer over libzarr sets it (zarr_mpi.h: another rank's message), secrets redacted. */
+    zarr_set_last_error("rank 3: no such key at s3://user:hunter2@host/b");
+    CHECK_CONTAINS(zarr_last_error(), "rank 3: no such key");
+    CHECK_NOT_CONTAINS(zarr_last_error(), "hunter2");
+    zarr_set_last_error(NULL);
+    CHECK_STR_EQ(zarr_last_error(), "");
+}
+
+/* An array opened from the metadata document another handle gives shares its chunks. */
+static void test_open_metadata(void) {
+    zarr_store *s = NULL;
+    zarr_array *a = NULL, *b = NULL, *c = NULL;
+    char *doc = NULL;
+    CHECK_OK(zarr_store_open("memory:", ZARR_MODE_WRITE, &s));
+    CHECK_OK(zarr_array_create(s, "a", "{\"shape\": [4], \"chunks\": [2], \"dtype\": \"<i4\"}", &a));
+    CHECK_OK(zarr_array_metadata_json(a, &doc));
+    CHECK_OK(zarr_array_open_metadata(s, "a", doc, &b));
+    int32_t in[4] = {1, -2, 3, -4}, out[4] = {0};
+    uint64_t start[1] = {0}, count[1] = {4};
+    CHECK_OK(zarr_array_write(b, 1, start, count, in, sizeof in));
+    CHECK_OK(zarr_array_read(a, 1, start, count, out, sizeof out));
+    CHECK(memcmp(in, out, sizeof in) == 0);
+    CHECK_STATUS(zarr_array_open_metadata(s, "a", "{\"shape\": [4]}", &c), ZARR_ERR_INVALID_METADATA);
+    CHECK_STATUS(zarr_array_open_metadata(s, "g", "{\"zarr_format\": 3, \"node_type\": \"group\"}", &c),
+                 ZARR_ERR_WRONG_NODE_TYPE);
+    CHECK(c == NULL);
+    zarr_string_free(doc);
+    CHECK_OK(zarr_array_close(b));
+    CHECK_OK(zarr_array_close(a));
+    CHECK_OK(zarr_store_close(s));
 }
 
 static void test_free_and_close_null(void) {
@@ -150,6 +181,10 @@ static void test_null_pointers(void) {
     NULLP(zarr_array_open(NULL, "arr", &oa));
     NULLP(zarr_array_open(s, NULL, &oa));
     NULLP(zarr_array_open(s, "arr", NULL));
+    NULLP(zarr_array_open_metadata(NULL, "arr", json, &oa));
+    NULLP(zarr_array_open_metadata(s, NULL, json, &oa));
+    NULLP(zarr_array_open_metadata(s, "arr", NULL, &oa));
+    NULLP(zarr_array_open_metadata(s, "arr", json, NULL));
     CHECK(oa == SENT);
 
     NULLP(zarr_array_ndim(NULL, &osz));
@@ -274,6 +309,7 @@ int main(void) {
     test_features();
     test_status_names();
     test_last_error();
+    test_open_metadata();
     test_free_and_close_null();
     test_null_pointers();
     test_string_outputs();

@@ -200,20 +200,20 @@ module zarr
       zarr_store_callbacks_read_many_fn, zarr_store_callbacks_write_many_fn, &
       zarr_codec_callbacks_encode_fn, zarr_codec_callbacks_decode_fn, &
       zarr_codec_callbacks_release_fn, zarr_version_c, zarr_version_number_c, zarr_check_version, &
-      zarr_features, zarr_has_feature, zarr_last_error, zarr_string_free, zarr_status_name_c, &
-      zarr_store_open, zarr_store_open_options, zarr_store_flush, zarr_store_close, &
-      zarr_store_request_stats, zarr_consolidate_metadata, zarr_store_refresh_consolidated, &
-      zarr_store_uses_consolidated, zarr_store_callback_error, zarr_store_open_callbacks, &
-      zarr_store_value_size, zarr_store_get, zarr_store_set, zarr_store_erase, &
-      zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, zarr_store_rmdir, &
-      zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
+      zarr_features, zarr_has_feature, zarr_last_error, zarr_set_last_error, zarr_string_free, &
+      zarr_status_name_c, zarr_store_open, zarr_store_open_options, zarr_store_flush, &
+      zarr_store_close, zarr_store_request_stats, zarr_consolidate_metadata, &
+      zarr_store_refresh_consolidated, zarr_store_uses_consolidated, zarr_store_callback_error, &
+      zarr_store_open_callbacks, zarr_store_value_size, zarr_store_get, zarr_store_set, &
+      zarr_store_erase, zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, &
+      zarr_store_rmdir, zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
       zarr_group_zarr_format, zarr_group_open, zarr_group_close, zarr_group_list, &
       zarr_group_attrs_get, zarr_group_attrs_set, zarr_group_attrs_update, &
       zarr_group_attrs_delete, zarr_group_info_json, zarr_group_visit, zarr_group_tree_text, &
       zarr_group_tree_json, zarr_group_tree_text_level, zarr_group_tree_json_level, &
-      zarr_array_create, zarr_array_create_mode, zarr_array_open, zarr_array_view, &
-      zarr_array_astype, zarr_array_close, zarr_array_ndim, zarr_array_shape, zarr_array_chunks, &
-      zarr_array_grid_shape, zarr_array_inner_chunks, zarr_array_zarr_format, &
+      zarr_array_create, zarr_array_create_mode, zarr_array_open, zarr_array_open_metadata, &
+      zarr_array_view, zarr_array_astype, zarr_array_close, zarr_array_ndim, zarr_array_shape, &
+      zarr_array_chunks, zarr_array_grid_shape, zarr_array_inner_chunks, zarr_array_zarr_format, &
       zarr_array_dimension_names, zarr_array_fill_value, zarr_array_order, &
       zarr_array_compressor_json, zarr_array_filters_json, zarr_array_metadata_json, &
       zarr_array_attrs_get, zarr_array_attrs_set, zarr_array_attrs_update, &
@@ -456,6 +456,10 @@ module zarr
       import :: c_ptr
       type(c_ptr) :: zarr_last_error
     end function zarr_last_error
+    subroutine zarr_set_last_error(message) bind(c, name="zarr_set_last_error")
+      import :: c_char
+      character(kind=c_char), intent(in), optional :: message(*)
+    end subroutine zarr_set_last_error
     subroutine zarr_string_free(s) bind(c, name="zarr_string_free")
       import :: c_ptr
       type(c_ptr), value :: s
@@ -733,6 +737,15 @@ module zarr
       type(c_ptr), intent(out), optional :: out_array
       integer(c_int32_t) :: zarr_array_open
     end function zarr_array_open
+    function zarr_array_open_metadata(store, path, metadata_json, out_array) bind(c, &
+        name="zarr_array_open_metadata")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: path(*)
+      character(kind=c_char), intent(in), optional :: metadata_json(*)
+      type(c_ptr), intent(out), optional :: out_array
+      integer(c_int32_t) :: zarr_array_open_metadata
+    end function zarr_array_open_metadata
     function zarr_array_view(array, overrides_json, out_array) bind(c, name="zarr_array_view")
       import :: c_char, c_int32_t, c_ptr
       type(c_ptr), value :: array

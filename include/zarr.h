@@ -881,6 +881,17 @@ zarr_status zarr_has_feature(const char *name, bool *out_has);
 const char *zarr_last_error(void);
 
 /**
+ * Sets the calling thread's last error message (what `zarr_last_error` returns next), as a
+ * failing call would: for layers built on libzarr that report a failure of their own, or one
+ * of another process (`zarr_mpi.h` gives every rank the message of the rank that failed).
+ * Secrets in URLs are redacted, as in every message. NULL sets `""`.
+ *
+ * # Safety
+ * `message` must be NULL or a NUL-terminated string.
+ */
+void zarr_set_last_error(const char *message);
+
+/**
  * Frees a string that libzarr returned through a `char **` output. NULL is a no-op.
  *
  * # Safety
@@ -1548,6 +1559,23 @@ zarr_status zarr_array_create_mode(zarr_store *store,
  * `store` must be a live handle, `path` a NUL-terminated string, `out_array` writable.
  */
 zarr_status zarr_array_open(zarr_store *store, const char *path, zarr_array **out_array);
+
+/**
+ * Opens the array at `path` from its metadata document `metadata_json` (the `.zarray` or
+ * `zarr.json` that `zarr_array_metadata_json` gives) without reading it from the store: for
+ * layers that read an array's metadata once and open it in many processes (`zarr_mpi.h`
+ * broadcasts it from one rank). The document is checked as `zarr_array_open` checks what it
+ * reads (`ZARR_ERR_INVALID_METADATA`, `ZARR_ERR_UNSUPPORTED`; a group's document is
+ * `ZARR_ERR_WRONG_NODE_TYPE`); that the store holds it is the caller's word.
+ *
+ * # Safety
+ * `store` must be a live handle, `path` and `metadata_json` NUL-terminated strings,
+ * `out_array` writable.
+ */
+zarr_status zarr_array_open_metadata(zarr_store *store,
+                                     const char *path,
+                                     const char *metadata_json,
+                                     zarr_array **out_array);
 
 /**
  * Opens a view of `array` as zarr-python 2's `Array.view`: the same stored chunks read

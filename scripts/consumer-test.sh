@@ -5,7 +5,9 @@
 # .pc's libdir), pkg-config with the static one, and a Makefile (tests/consumer/Makefile)
 # using pkg-config; then tests/consumer/codecs.c with the
 # system's codec libraries, against the static and the shared library; then the Fortran
-# program tests/consumer/fortran/app.f90, with the CMake package and by hand. Checks what each
+# program tests/consumer/fortran/app.f90, with the CMake package and by hand; then, where
+# libzarr_mpi was installed, tests/consumer/mpi/app.c on two ranks with the CMake package's
+# `mpi` component and with mpicc and pkg-config (ZARR_REQUIRE_MPI set: it must be). Checks what each
 # program links (NEEDED), the installed files, and that the shared and static libraries
 # define zarr_* functions alone. Also runs the installed `zarr` tool, loads the installed GDAL
 # plugin into gdalinfo, and builds libzarr as a
@@ -99,6 +101,24 @@ check "CMake package, Fortran" "$work/fortran/app" yes
 gfortran -Wall -Werror tests/consumer/fortran/app.f90 -I"$prefix/include" -L"$libdir" \
   -lzarr_fortran -lzarr -Wl,-rpath,"$libdir" -o "$work/fortran-by-hand"
 check "gfortran by hand" "$work/fortran-by-hand" yes
+
+# MPI: the CMake package's component, and mpicc with pkg-config, run on two ranks (OpenMPI is
+# told to allow root and more ranks than cores; other MPIs ignore the variables).
+if [ -e "$libdir/libzarr_mpi.so" ]; then
+  mpirun() {
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+      mpiexec -n 2 "$@"
+  }
+  quiet cmake -S tests/consumer/mpi -B "$work/mpi" -DCMAKE_PREFIX_PATH="$prefix"
+  quiet cmake --build "$work/mpi"
+  echo "CMake package, MPI: $(cd "$work" && mpirun "$work/mpi/app" "$work/mpi.zarr")"
+  mpicc -std=c11 -Wall -Wextra -Werror tests/consumer/mpi/app.c $(pc --cflags --libs zarr-mpi) \
+    -Wl,-rpath,"$libdir" -o "$work/mpi-pkg-config"
+  echo "pkg-config, MPI: $(cd "$work" && mpirun "$work/mpi-pkg-config" "$work/mpi-pc.zarr")"
+elif [ -n "${ZARR_REQUIRE_MPI:-}" ]; then
+  echo "libzarr_mpi was not installed" >&2
+  exit 1
+fi
 
 quiet cmake -S tests/consumer/subproject -B "$work/subproject" -DLIBZARR_DIR="$root"
 quiet cmake --build "$work/subproject"

@@ -94,8 +94,9 @@ run_c_asan() {
 # The fault injection test runs only in the plain CTest run: libfiu's LD_PRELOAD wrappers and
 # ASan's interceptors take over the same libc calls (the test crashes at start under ASan), and
 # under valgrind its 2,300 runs would take many minutes; it tests failing system calls, not
-# memory use, and its C code is the other tests' kind.
-not_sanitized="^fault_injection$"
+# memory use, and its C code is the other tests' kind. The MPI tests run their programs under
+# mpiexec, whose MPI library's own allocations LeakSanitizer and valgrind would report.
+not_sanitized="^fault_injection$|^mpi_"
 
 run_valgrind() {
   if ! command -v valgrind >/dev/null; then

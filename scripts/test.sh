@@ -32,10 +32,11 @@ venv tools tests/requirements-tools.txt
 export PATH="$root/.venv/tools/bin:$PATH"
 # What the C side needs from Debian: libfiu for the fault injection test (c-tests/fault/: its
 # control API and POSIX preload library), gfortran for the Fortran module, GDAL's development
-# files for the GDAL plugin, Doxygen for the C API reference (its warnings fail the build), and
-# for the programs built against the installed tree pkg-config and the system's codec libraries.
+# files for the GDAL plugin, Doxygen for the C API reference (its warnings fail the build), OpenMPI
+# for libzarr_mpi and its tests (mpiexec), and for the programs built against the installed tree
+# pkg-config and the system's codec libraries.
 c_packages="fiu-utils libfiu-dev gfortran libgdal-dev gdal-bin pkgconf zlib1g-dev libzstd-dev liblz4-dev
-  libbz2-dev liblzma-dev libblosc-dev doxygen"
+  libbz2-dev liblzma-dev libblosc-dev doxygen libopenmpi-dev openmpi-bin"
 # shellcheck disable=SC2086 # the package list is split on purpose
 if ! dpkg -s $c_packages >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends $c_packages >/dev/null 2>&1 \
@@ -45,12 +46,12 @@ python3 scripts/generate-fortran.py --check # the committed Fortran module is up
 python3 scripts/check-python-binding.py # bindings/python's ctypes declarations match zarr.h
 python3 scripts/generate-support-matrix.py --check # docs/support-matrix.md matches `zarr version --json` and the peers' results
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Release -DZARR_REQUIRE_FIU=ON -DZARR_REQUIRE_FORTRAN=ON \
-  -DZARR_REQUIRE_GDAL=ON -DZARR_REQUIRE_DOXYGEN=ON
+  -DZARR_REQUIRE_GDAL=ON -DZARR_REQUIRE_DOXYGEN=ON -DZARR_REQUIRE_MPI=ON
 cmake --build build/cmake --parallel 2
 ctest --test-dir build/cmake --output-on-failure
 
 echo "== Install, and programs built against the installed tree (CMake package, pkg-config)"
-scripts/consumer-test.sh
+ZARR_REQUIRE_MPI=1 scripts/consumer-test.sh
 echo "== Examples in README.md and docs/ (compiled and run twice)"
 scripts/doc-examples.sh
 
@@ -70,8 +71,10 @@ if ! /usr/bin/python3 -c "import dbm.gnu" 2>/dev/null; then
   apt-get install -y -qq --no-install-recommends python3-gdbm >/dev/null 2>&1 \
     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-gdbm; } >/dev/null
 fi
-# The GDAL plugin CMake built, for tests/interop/test_gdal_plugin.py.
+# The GDAL plugin CMake built, for tests/interop/test_gdal_plugin.py; the stores CTest's MPI tests
+# wrote, for tests/interop/test_mpi_stores.py.
 export LIBZARR_GDAL_PLUGIN_DIR="$root/build/cmake/gdalplugins" LIBZARR_GDAL_REQUIRED=1
+export LIBZARR_MPI_STORES="$root/build/cmake" LIBZARR_MPI_REQUIRED=1
 # zarr3-newest is the newest zarr-python 3.x, which needs Python 3.12 or later: pyenv's newest 3.13
 # (else 3.12), which the CI machines have under /root/.pyenv/versions.
 newest_python=$(ls -d /root/.pyenv/versions/3.1[32]*/bin/python3 2>/dev/null | sort -V | tail -n 1 || true)

@@ -139,18 +139,43 @@ fn array_metadata_in(
     let (NodeKind::Array, Some(bytes)) = (found.kind, bytes) else {
         return Ok(None);
     };
-    let document = JsonDocument::parse(&bytes, &found.key)?;
-    let metadata = if found.format == 3 {
-        ArrayMetadata::parse_v3(&document, &found.key)?
+    parse_stored_array(found.key, &bytes, found.format).map(Some)
+}
+
+/// An array's metadata document `bytes`, stored at `key`, of Zarr format `format`.
+fn parse_stored_array(key: String, bytes: &[u8], format: u8) -> Result<StoredArray> {
+    let document = JsonDocument::parse(bytes, &key)?;
+    let metadata = if format == 3 {
+        ArrayMetadata::parse_v3(&document, &key)?
     } else {
-        let value = metadata::parse_document(&bytes, &found.key)?;
-        ArrayMetadata::parse(&value, &found.key)?
+        let value = metadata::parse_document(bytes, &key)?;
+        ArrayMetadata::parse(&value, &key)?
     };
-    Ok(Some(StoredArray {
-        key: found.key,
+    Ok(StoredArray {
+        key,
         document,
         metadata,
-    }))
+    })
+}
+
+/// The array metadata document `text` (a `.zarray` or an array's `zarr.json`, told apart by
+/// its `zarr_format`) as if read from the store at the normalised path `path`.
+pub fn given_array_metadata(path: &str, text: &str) -> Result<StoredArray> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Error::InvalidMetadata(format!("array metadata document: {e}")))?;
+    let (key, format) = match value.get("zarr_format").and_then(serde_json::Value::as_u64) {
+        Some(3) => (path::join(path, ZARR_JSON), 3),
+        _ => (path::join(path, ZARRAY), 2),
+    };
+    if format == 3 {
+        let doc = JsonDocument::parse(text.as_bytes(), &key)?;
+        if metadata::node_type(&doc, &key)? != NodeType::Array {
+            return Err(Error::WrongNodeType(format!(
+                "the document for {key:?} describes a group, not an array"
+            )));
+        }
+    }
+    parse_stored_array(key, text.as_bytes(), format)
 }
 
 /// Stores a node's metadata document in its format's layout: v3 `zarr.json` as zarr-python 3

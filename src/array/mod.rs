@@ -215,6 +215,18 @@ impl Array {
         Self::from_metadata(store, path, stored.metadata).map_err(|e| e.context(&key))
     }
 
+    /// Opens the array at `path` from its metadata document `document` (`.zarray` or
+    /// `zarr.json`, as [`Array::metadata_json`] gives it) without reading it from the store:
+    /// for many handles on one array whose document was read once (zarr_mpi's ranks). The
+    /// document is checked as an open checks it; that it is what the store holds is the
+    /// caller's word.
+    pub fn open_document(store: Arc<StoreHandle>, path: &str, document: &str) -> Result<Array> {
+        let path = path::normalize(path)?;
+        let stored = hierarchy::given_array_metadata(&path, document)?;
+        let key = stored.key;
+        Self::from_metadata(store, path, stored.metadata).map_err(|e| e.context(&key))
+    }
+
     fn from_metadata(
         store: Arc<StoreHandle>,
         path: String,
@@ -644,5 +656,46 @@ mod tests {
         store.set("g/w/.zarray", wrong_length.as_bytes()).unwrap();
         let names = Array::open(store.clone(), "g/w").unwrap().dimension_names();
         assert_eq!(names.unwrap(), None);
+    }
+
+    /// An array opened from its metadata document reads and writes the chunks of one opened
+    /// from the store, and the document is checked as an open checks it.
+    #[test]
+    fn opens_from_a_given_document() {
+        let store = StoreHandle::open("memory:", OpenMode::Write).unwrap();
+        let v2 = r#"{"shape": [4], "chunks": [2], "dtype": "<i2", "compressor": {"id": "zlib"}}"#;
+        let v3 = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
+        for (path, doc) in [("a", v2), ("b", v3)] {
+            let stored = Array::create(store.clone(), path, doc).unwrap();
+            let document = stored.metadata_json().unwrap().to_string();
+            let given = Array::open_document(store.clone(), path, &document).unwrap();
+            let values: Vec<u8> = [1i16, -2, 3, -4]
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect();
+            given.write_region(&[0], &[4], &values).unwrap();
+            let mut back = vec![0; 8];
+            stored.read_region(&[0], &[4], &mut back).unwrap();
+            assert_eq!(back, values, "{path}");
+            assert_eq!(
+                given.metadata_json().unwrap(),
+                stored.metadata_json().unwrap()
+            );
+        }
+        let group = r#"{"zarr_format": 3, "node_type": "group"}"#;
+        assert!(matches!(
+            Array::open_document(store.clone(), "g", group),
+            Err(Error::WrongNodeType(_))
+        ));
+        for bad in [
+            "{",
+            r#"{"shape": [4]}"#,
+            r#"{"shape": [4], "chunks": [2], "dtype": "<q9", "compressor": null, "fill_value": 0, "filters": null, "order": "C", "zarr_format": 2}"#,
+        ] {
+            let err = Array::open_document(store.clone(), "c", bad).unwrap_err();
+            assert!(matches!(err, Error::InvalidMetadata(_)), "{bad}: {err}");
+        }
     }
 }

@@ -186,6 +186,34 @@ pub unsafe extern "C" fn zarr_array_open(
     })
 }
 
+/// Opens the array at `path` from its metadata document `metadata_json` (the `.zarray` or
+/// `zarr.json` that `zarr_array_metadata_json` gives) without reading it from the store: for
+/// layers that read an array's metadata once and open it in many processes (`zarr_mpi.h`
+/// broadcasts it from one rank). The document is checked as `zarr_array_open` checks what it
+/// reads (`ZARR_ERR_INVALID_METADATA`, `ZARR_ERR_UNSUPPORTED`; a group's document is
+/// `ZARR_ERR_WRONG_NODE_TYPE`); that the store holds it is the caller's word.
+///
+/// # Safety
+/// `store` must be a live handle, `path` and `metadata_json` NUL-terminated strings,
+/// `out_array` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_open_metadata(
+    store: *mut zarr_store,
+    path: *const c_char,
+    metadata_json: *const c_char,
+    out_array: *mut *mut zarr_array,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let path = str_arg(path, "path")?;
+        let document = str_arg(metadata_json, "metadata_json")?;
+        let out = out_arg(out_array, "out_array")?;
+        let inner = Array::open_document(store.inner.clone(), path, document)?;
+        give_handle(out, zarr_array { inner });
+        Ok(())
+    })
+}
+
 /// Opens a view of `array` as zarr-python 2's `Array.view`: the same stored chunks read
 /// through metadata that only the new handle holds (nothing is written to the store). The
 /// members of `overrides_json` (a JSON object; NULL or `"{}"` changes nothing) replace the

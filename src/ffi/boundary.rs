@@ -34,7 +34,7 @@ pub(crate) fn run(body: impl FnOnce() -> Result<()>) -> zarr_status {
 
 /// Keeps `message` as the calling thread's last error, the secrets of any URL in it hidden
 /// ([`crate::redact::redact`]) whichever layer wrote it.
-fn set_last_error(message: &str) {
+pub(crate) fn set_last_error(message: &str) {
     let message = crate::redact::redact(message);
     let text = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = text);

@@ -55,7 +55,7 @@ pub use store::*;
 pub use tuning::*;
 pub use vlen::*;
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, CStr, CString};
 
 /// Major version of the library this header belongs to.
 pub const ZARR_VERSION_MAJOR: u32 = 0;
@@ -150,6 +150,23 @@ pub unsafe extern "C" fn zarr_has_feature(name: *const c_char, out_has: *mut boo
 #[no_mangle]
 pub extern "C" fn zarr_last_error() -> *const c_char {
     boundary::last_error_ptr()
+}
+
+/// Sets the calling thread's last error message (what `zarr_last_error` returns next), as a
+/// failing call would: for layers built on libzarr that report a failure of their own, or one
+/// of another process (`zarr_mpi.h` gives every rank the message of the rank that failed).
+/// Secrets in URLs are redacted, as in every message. NULL sets `""`.
+///
+/// # Safety
+/// `message` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_set_last_error(message: *const c_char) {
+    let text = match message.is_null() {
+        true => String::new(),
+        // SAFETY: the caller promises a NUL-terminated string.
+        false => CStr::from_ptr(message).to_string_lossy().into_owned(),
+    };
+    boundary::set_last_error(&text);
 }
 
 /// Frees a string that libzarr returned through a `char **` output. NULL is a no-op.

@@ -1,0 +1,781 @@
+/*
+ * libzarr_mpi: collective Zarr I/O over MPI, a C layer over libzarr's public C API (zarr.h).
+ *
+ * Why C: the calls take an MPI_Comm, whose type each MPI implementation defines differently;
+ * compiled by the MPI compiler wrapper, this layer takes it as the caller's own mpi.h declares
+ * it, and libzarr itself needs no MPI (nor bindgen) to build.
+ *
+ * The grid: each chunk of the array (each shard of a sharded v3 array) is a block, found from
+ * zarr_array_grid_shape and zarr_array_block_box, so regular and rectilinear grids alike. Block
+ * b (numbered in C order over the grid) belongs to rank b % size. A collective write sends each
+ * piece of a rank's box to the owner of its block; owners check that no two pieces overlap,
+ * the ranks agree, and then each owner writes each of its blocks once (reading it first only
+ * where the pieces leave part of it uncovered). A collective read sends the owners requests;
+ * each reads a requested block once and answers every request for it.
+ */
+#include "zarr_mpi.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Agreement: every rank returns the lowest failing rank's status and message. ---------- */
+
+/* The number of ranks of `comm` (at least 1). */
+static int ranks(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size > 0 ? size : 1;
+}
+
+/* Sets the calling thread's last error to a formatted message; returns `status`. */
+static zarr_status fail(zarr_status status, const char *format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  zarr_set_last_error(message);
+  return status;
+}
+
+/* The status every rank returns: OK when all succeeded, else the lowest failing rank's, whose
+ * message becomes every rank's last error. */
+static zarr_status agree(MPI_Comm comm, zarr_status status) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  size = ranks(comm);
+  int mine = status == ZARR_OK ? size : rank, first;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return ZARR_OK;
+  int agreed = status;
+  MPI_Bcast(&agreed, 1, MPI_INT, first, comm);
+  int length = 0;
+  const char *message = rank == first ? zarr_last_error() : NULL;
+  if (rank == first) length = (int)strlen(message) + 1;
+  MPI_Bcast(&length, 1, MPI_INT, first, comm);
+  char *text = malloc((size_t)length);
+  if (text == NULL) return ZARR_ERR_TOO_LARGE;
+  if (rank == first) memcpy(text, message, (size_t)length);
+  MPI_Bcast(text, length, MPI_CHAR, first, comm);
+  zarr_set_last_error(text);
+  free(text);
+  return agreed;
+}
+
+/* Sends rank 0's text (NULL on other ranks) to every rank: a new string, or NULL. */
+static char *broadcast_text(MPI_Comm comm, const char *text) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  unsigned long long length = rank == 0 ? strlen(text) + 1 : 0;
+  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  char *copy = malloc(length);
+  if (copy != NULL && rank == 0) memcpy(copy, text, length);
+  /* Sent in pieces an int counts: a document has no limit of its own. */
+  for (unsigned long long at = 0; at < length; at += INT_MAX) {
+    unsigned long long part = length - at < INT_MAX ? length - at : INT_MAX;
+    if (copy != NULL) MPI_Bcast(copy + at, (int)part, MPI_CHAR, 0, comm);
+  }
+  return copy;
+}
+
+/* ---- Opening and creating ----------------------------------------------------------------- */
+
+zarr_status zarr_mpi_store_open(MPI_Comm comm, const char *location, zarr_open_mode mode,
+                                const char *options_json, zarr_store **out_store) {
+  zarr_store *store = NULL;
+  zarr_status status = out_store == NULL
+                           ? fail(ZARR_ERR_NULL_POINTER, "argument out_store is NULL")
+                           : zarr_store_open_options(location, mode, options_json, &store);
+  status = agree(comm, status);
+  if (status != ZARR_OK) {
+    zarr_store_close(store);
+    return status;
+  }
+  *out_store = store;
+  return ZARR_OK;
+}
+
+/* Every rank's handle on the array at `path`, whose metadata rank 0 read or wrote into its
+ * handle `first` (NULL elsewhere) after the ranks agreed on `status`. */
+static zarr_status share_array(MPI_Comm comm, zarr_status status, zarr_store *store,
+                               const char *path, zarr_array *first, zarr_array **out_array) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  status = agree(comm, status);
+  if (status != ZARR_OK) {
+    zarr_array_close(first);
+    return status;
+  }
+  char *document = NULL;
+  if (rank == 0) status = zarr_array_metadata_json(first, &document);
+  status = agree(comm, status);
+  if (status != ZARR_OK) {
+    zarr_array_close(first);
+    return status;
+  }
+  /* Every rank joins the broadcast, rank 0 included. */
+  char *shared = broadcast_text(comm, rank == 0 ? document : NULL);
+  zarr_string_free(document);
+  zarr_array *array = first;
+  if (shared == NULL) {
+    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the array metadata of %s", path);
+  } else if (rank != 0) {
+    status = zarr_array_open_metadata(store, path, shared, &array);
+  }
+  free(shared);
+  status = agree(comm, status);
+  if (status != ZARR_OK) {
+    zarr_array_close(array);
+    return status;
+  }
+  *out_array = array;
+  return ZARR_OK;
+}
+
+zarr_status zarr_mpi_array_create(MPI_Comm comm, zarr_store *store, const char *path,
+                                  const char *metadata_json, zarr_array **out_array) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  zarr_array *first = NULL;
+  zarr_status status = ZARR_OK;
+  if (out_array == NULL || path == NULL) {
+    status = fail(ZARR_ERR_NULL_POINTER, "argument %s is NULL", path ? "out_array" : "path");
+  } else if (rank == 0) {
+    status = zarr_array_create(store, path, metadata_json, &first);
+  }
+  return share_array(comm, status, store, path, first, out_array);
+}
+
+zarr_status zarr_mpi_array_open(MPI_Comm comm, zarr_store *store, const char *path,
+                                zarr_array **out_array) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  zarr_array *first = NULL;
+  zarr_status status = ZARR_OK;
+  if (out_array == NULL || path == NULL) {
+    status = fail(ZARR_ERR_NULL_POINTER, "argument %s is NULL", path ? "out_array" : "path");
+  } else if (rank == 0) {
+    status = zarr_array_open(store, path, &first);
+  }
+  return share_array(comm, status, store, path, first, out_array);
+}
+
+/* ---- The block grid ------------------------------------------------------------------------ */
+
+typedef struct {
+  size_t ndim;
+  size_t itemsize;
+  uint64_t *shape;
+  uint64_t *grid;    /* blocks along each dimension */
+  uint64_t **edges;  /* edges[d][i]: where block i starts along d; edges[d][grid[d]]: shape */
+  uint64_t nblocks;  /* product of grid */
+} grid_t;
+
+static void grid_free(grid_t *g) {
+  if (g->edges != NULL)
+    for (size_t d = 0; d < g->ndim; d++) free(g->edges[d]);
+  free(g->edges);
+  free(g->shape);
+  free(g->grid);
+  memset(g, 0, sizeof *g);
+}
+
+/* The grid of `array`, which must have `ndim` dimensions and a fixed-size type. */
+static zarr_status grid_of(zarr_array *array, size_t ndim, grid_t *g) {
+  memset(g, 0, sizeof *g);
+  size_t have = 0;
+  zarr_dtype_kind kind;
+  zarr_status status = zarr_array_ndim(array, &have);
+  if (status == ZARR_OK) status = zarr_array_dtype(array, &kind, &g->itemsize);
+  if (status != ZARR_OK) return status;
+  if (have != ndim)
+    return fail(ZARR_ERR_INVALID_ARGUMENT, "ndim %zu, but the array has %zu dimensions", ndim,
+                have);
+  if (ndim > 64)
+    return fail(ZARR_ERR_UNSUPPORTED, "collective I/O of arrays of %zu dimensions (at most 64)",
+                ndim);
+  if (kind == ZARR_DTYPE_OBJECT)
+    return fail(ZARR_ERR_UNSUPPORTED,
+                "collective I/O of object arrays (variable-length items): use the vlen calls");
+  g->ndim = ndim;
+  size_t n = ndim > 0 ? ndim : 1;
+  g->shape = calloc(n, sizeof *g->shape);
+  g->grid = calloc(n, sizeof *g->grid);
+  g->edges = calloc(n, sizeof *g->edges);
+  uint64_t *first = calloc(n, sizeof *first), *one = calloc(n, sizeof *one);
+  uint64_t *box_start = calloc(n, sizeof *box_start), *box_count = calloc(n, sizeof *box_count);
+  if (!g->shape || !g->grid || !g->edges || !first || !one || !box_start || !box_count) {
+    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the grid of %zu dimensions", ndim);
+    goto done;
+  }
+  status = zarr_array_shape(array, ndim, g->shape);
+  if (status == ZARR_OK) status = zarr_array_grid_shape(array, ndim, g->grid);
+  if (status != ZARR_OK) goto done;
+  g->nblocks = 1;
+  for (size_t d = 0; d < ndim; d++) {
+    g->nblocks *= g->grid[d];
+    one[d] = 1;
+  }
+  for (size_t d = 0; d < ndim && g->nblocks > 0; d++) {
+    g->edges[d] = calloc(g->grid[d] + 1, sizeof **g->edges);
+    if (g->edges[d] == NULL) {
+      status = fail(ZARR_ERR_TOO_LARGE, "cannot hold a grid of %llu blocks",
+                    (unsigned long long)g->grid[d]);
+      goto done;
+    }
+    for (uint64_t i = 0; i < g->grid[d]; i++) {
+      first[d] = i;
+      status = zarr_array_block_box(array, ndim, first, one, box_start, box_count);
+      if (status != ZARR_OK) goto done;
+      g->edges[d][i] = box_start[d];
+    }
+    first[d] = 0;
+    g->edges[d][g->grid[d]] = g->shape[d];
+  }
+done:
+  free(first);
+  free(one);
+  free(box_start);
+  free(box_count);
+  if (status != ZARR_OK) grid_free(g);
+  return status;
+}
+
+/* The first block along `d` that ends after `at`. */
+static uint64_t block_at(const grid_t *g, size_t d, uint64_t at) {
+  uint64_t lo = 0, hi = g->grid[d] - 1;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (g->edges[d][mid] <= at)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* Checks a rank's box against the array; `bytes` is what its buffer must hold. */
+static zarr_status check_box(const grid_t *g, int rank, const uint64_t *start,
+                             const uint64_t *count, const void *buffer, size_t buffer_size,
+                             const char *buffer_name, uint64_t *volume) {
+  *volume = 1;
+  if (g->ndim > 0 && (start == NULL || count == NULL))
+    return fail(ZARR_ERR_NULL_POINTER, "rank %d: argument %s is NULL", rank,
+                start == NULL ? "start" : "count");
+  for (size_t d = 0; d < g->ndim; d++) {
+    if (count[d] > g->shape[d] || start[d] > g->shape[d] - count[d])
+      return fail(ZARR_ERR_OUT_OF_BOUNDS,
+                  "rank %d: the box from %llu of %llu elements along dimension %zu reaches "
+                  "outside the array's %llu",
+                  rank, (unsigned long long)start[d], (unsigned long long)count[d], d,
+                  (unsigned long long)g->shape[d]);
+    *volume *= count[d];
+  }
+  if (*volume > SIZE_MAX / g->itemsize || *volume * g->itemsize != buffer_size)
+    return fail(ZARR_ERR_BUFFER_SIZE,
+                "rank %d: %s holds %zu bytes; the box takes %llu elements of %zu bytes", rank,
+                buffer_name, buffer_size, (unsigned long long)*volume, g->itemsize);
+  if (*volume > 0 && buffer == NULL)
+    return fail(ZARR_ERR_NULL_POINTER, "rank %d: argument %s is NULL", rank, buffer_name);
+  return ZARR_OK;
+}
+
+/* ---- Pieces: a block's part of a box -------------------------------------------------------- */
+
+/* A piece as it travels: its block, then its box (start, count: ndim each), then (writes and
+ * read answers) its elements. */
+typedef struct {
+  uint64_t block;
+  const uint64_t *start;
+  const uint64_t *count;
+  const unsigned char *data;
+  int rank; /* where it came from, or goes to */
+} piece_t;
+
+static size_t header_bytes(size_t ndim) { return (1 + 2 * ndim) * sizeof(uint64_t); }
+
+static uint64_t box_volume(size_t ndim, const uint64_t *count) {
+  uint64_t v = 1;
+  for (size_t d = 0; d < ndim; d++) v *= count[d];
+  return v;
+}
+
+/* Copies the box `start`/`count` between a buffer holding the box `a_start`/`a_count` and one
+ * holding `b_start`/`b_count` (from a to b when `to_b`), elements of `itemsize` bytes. */
+static void copy_box(size_t ndim, size_t itemsize, const uint64_t *start, const uint64_t *count,
+                     unsigned char *a, const uint64_t *a_start, const uint64_t *a_count,
+                     unsigned char *b, const uint64_t *b_start, const uint64_t *b_count,
+                     int to_b) {
+  if (box_volume(ndim, count) == 0) return;
+  if (ndim == 0) {
+    memcpy(to_b ? b : a, to_b ? a : b, itemsize);
+    return;
+  }
+  uint64_t index[64] = {0}; /* the position among the rows (all but the last dimension) */
+  size_t run = (size_t)count[ndim - 1] * itemsize;
+  for (;;) {
+    uint64_t ao = 0, bo = 0;
+    for (size_t d = 0; d < ndim; d++) {
+      uint64_t at = start[d] + (d + 1 < ndim ? index[d] : 0);
+      ao = ao * a_count[d] + (at - a_start[d]);
+      bo = bo * b_count[d] + (at - b_start[d]);
+    }
+    if (to_b)
+      memcpy(b + bo * itemsize, a + ao * itemsize, run);
+    else
+      memcpy(a + ao * itemsize, b + bo * itemsize, run);
+    size_t d = ndim - 1;
+    while (d > 0) {
+      d--;
+      if (++index[d] < count[d]) break;
+      index[d] = 0;
+      if (d == 0) return;
+    }
+    if (ndim == 1) return;
+  }
+}
+
+/* The blocks a box touches: calls `visit` with each block's number and the box's part of it. */
+typedef void (*visit_fn)(void *context, uint64_t block, const uint64_t *start,
+                         const uint64_t *count);
+
+static void visit_blocks(const grid_t *g, const uint64_t *start, const uint64_t *count,
+                         visit_fn visit, void *context) {
+  size_t n = g->ndim;
+  if (box_volume(n, count) == 0) return;
+  uint64_t lo[64] = {0}, hi[64] = {0}, at[64] = {0}, pstart[64] = {0}, pcount[64] = {0};
+  for (size_t d = 0; d < n; d++) {
+    lo[d] = block_at(g, d, start[d]);
+    hi[d] = block_at(g, d, start[d] + count[d] - 1);
+    at[d] = lo[d];
+  }
+  for (;;) {
+    uint64_t block = 0;
+    for (size_t d = 0; d < n; d++) {
+      block = block * g->grid[d] + at[d];
+      uint64_t b0 = g->edges[d][at[d]], b1 = g->edges[d][at[d] + 1];
+      uint64_t s = start[d] > b0 ? start[d] : b0;
+      uint64_t e = start[d] + count[d] < b1 ? start[d] + count[d] : b1;
+      pstart[d] = s;
+      pcount[d] = e - s;
+    }
+    visit(context, block, pstart, pcount);
+    size_t d = n;
+    for (;;) {
+      if (d == 0) return;
+      d--;
+      if (++at[d] <= hi[d]) break;
+      at[d] = lo[d];
+    }
+  }
+}
+
+/* The box of block `block`. */
+static void block_box(const grid_t *g, uint64_t block, uint64_t *start, uint64_t *count) {
+  for (size_t d = g->ndim; d-- > 0;) {
+    uint64_t i = block % g->grid[d];
+    block /= g->grid[d];
+    start[d] = g->edges[d][i];
+    count[d] = g->edges[d][i + 1] - g->edges[d][i];
+  }
+}
+
+/* ---- Exchanges ------------------------------------------------------------------------------ */
+
+/* Packs pieces for each destination rank: the sizes first (`sizes[rank]`), then the bytes. */
+typedef struct {
+  const grid_t *g;
+  int size;
+  int with_data;               /* writes carry the elements */
+  const unsigned char *source; /* the rank's box buffer */
+  const uint64_t *box_start, *box_count;
+  size_t *sizes;       /* bytes per destination */
+  unsigned char *out;  /* NULL while counting */
+  size_t *offsets;     /* where each destination's next piece goes */
+} pack_t;
+
+static void pack_piece(void *context, uint64_t block, const uint64_t *start,
+                       const uint64_t *count) {
+  pack_t *p = context;
+  size_t n = p->g->ndim;
+  int owner = (int)(block % (uint64_t)p->size);
+  size_t bytes = header_bytes(n) +
+                 (p->with_data ? (size_t)box_volume(n, count) * p->g->itemsize : 0);
+  if (p->out == NULL) {
+    p->sizes[owner] += bytes;
+    return;
+  }
+  unsigned char *at = p->out + p->offsets[owner];
+  uint64_t *header = (uint64_t *)at;
+  header[0] = block;
+  memcpy(header + 1, start, n * sizeof *start);
+  memcpy(header + 1 + n, count, n * sizeof *count);
+  if (p->with_data)
+    copy_box(n, p->g->itemsize, start, count, (unsigned char *)p->source, p->box_start,
+             p->box_count, at + header_bytes(n), start, count, 1);
+  p->offsets[owner] += bytes;
+}
+
+/* An all-to-all exchange of byte buffers: `send` holds `send_sizes[r]` bytes for each rank r in
+ * order; returns the bytes received (`*recv_sizes` per source rank, caller frees both). */
+static zarr_status exchange(MPI_Comm comm, const unsigned char *send, const size_t *send_sizes,
+                            unsigned char **recv, size_t **recv_sizes) {
+  int size;
+  size = ranks(comm);
+  int *sc = calloc((size_t)size, sizeof *sc), *rc = calloc((size_t)size, sizeof *rc);
+  int *sd = calloc((size_t)size, sizeof *sd), *rd = calloc((size_t)size, sizeof *rd);
+  *recv_sizes = calloc((size_t)size, sizeof **recv_sizes);
+  *recv = NULL;
+  zarr_status status = ZARR_OK;
+  if (!sc || !rc || !sd || !rd || !*recv_sizes) {
+    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the exchange counts of %d ranks", size);
+  }
+  size_t total = 0;
+  for (int r = 0; r < size && status == ZARR_OK; r++) {
+    if (send_sizes[r] > INT_MAX || total > (size_t)INT_MAX - send_sizes[r])
+      status = fail(ZARR_ERR_TOO_LARGE,
+                    "one collective call sends more than 2 GiB from one rank (call it on "
+                    "smaller boxes)");
+    else {
+      sc[r] = (int)send_sizes[r];
+      sd[r] = (int)total;
+      total += send_sizes[r];
+    }
+  }
+  /* Every rank takes part in the exchange whatever its status; the sizes say who failed. */
+  int failed = status != ZARR_OK, any_failed;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+  if (any_failed) {
+    status = status != ZARR_OK ? status : ZARR_ERR_TOO_LARGE;
+    goto done;
+  }
+  MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
+  size_t received = 0;
+  for (int r = 0; r < size; r++) {
+    if (received > (size_t)INT_MAX - (size_t)rc[r]) {
+      status = fail(ZARR_ERR_TOO_LARGE,
+                    "one collective call sends more than 2 GiB to one rank (call it on "
+                    "smaller boxes)");
+    }
+    rd[r] = (int)received;
+    received += (size_t)rc[r];
+    (*recv_sizes)[r] = (size_t)rc[r];
+  }
+  failed = status != ZARR_OK;
+  if (!failed) {
+    *recv = malloc(received > 0 ? received : 1);
+    if (*recv == NULL) {
+      failed = 1;
+      status = fail(ZARR_ERR_TOO_LARGE, "cannot hold %zu bytes of pieces", received);
+    }
+  }
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+  if (any_failed) {
+    status = status != ZARR_OK ? status : ZARR_ERR_TOO_LARGE;
+    goto done;
+  }
+  MPI_Alltoallv(send, sc, sd, MPI_BYTE, *recv, rc, rd, MPI_BYTE, comm);
+done:
+  free(sc);
+  free(rc);
+  free(sd);
+  free(rd);
+  if (status != ZARR_OK) {
+    free(*recv);
+    *recv = NULL;
+  }
+  return status;
+}
+
+/* Packs the pieces of this rank's box for their owners and sends them; the owners' received
+ * bytes come back in `recv`/`recv_sizes`. */
+static zarr_status send_pieces(MPI_Comm comm, const grid_t *g, const uint64_t *start,
+                               const uint64_t *count, const void *data, int with_data,
+                               unsigned char **recv, size_t **recv_sizes) {
+  int size;
+  size = ranks(comm);
+  pack_t p = {g, size, with_data, data, start, count, NULL, NULL, NULL};
+  p.sizes = calloc((size_t)size, sizeof *p.sizes);
+  p.offsets = calloc((size_t)size, sizeof *p.offsets);
+  zarr_status status = ZARR_OK;
+  if (p.sizes == NULL || p.offsets == NULL)
+    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the piece counts of %d ranks", size);
+  size_t total = 0;
+  if (status == ZARR_OK) {
+    visit_blocks(g, start, count, pack_piece, &p);
+    for (int r = 0; r < size; r++) {
+      p.offsets[r] = total;
+      total += p.sizes[r];
+    }
+    p.out = malloc(total > 0 ? total : 1);
+    if (p.out == NULL) status = fail(ZARR_ERR_TOO_LARGE, "cannot hold %zu bytes of pieces", total);
+  }
+  if (status == ZARR_OK) visit_blocks(g, start, count, pack_piece, &p);
+  size_t *sizes = p.sizes;
+  if (status != ZARR_OK && sizes != NULL) memset(sizes, 0, (size_t)size * sizeof *sizes);
+  if (sizes == NULL) {
+    /* Still take part in the exchange, sending nothing. */
+    sizes = calloc((size_t)size, sizeof *sizes);
+  }
+  zarr_status exchanged =
+      sizes ? exchange(comm, p.out, sizes, recv, recv_sizes) : ZARR_ERR_TOO_LARGE;
+  if (status == ZARR_OK) status = exchanged;
+  if (sizes != p.sizes) free(sizes);
+  free(p.sizes);
+  free(p.offsets);
+  free(p.out);
+  return status;
+}
+
+/* The pieces in received bytes, in order of arrival (by source rank), each with its source. */
+static zarr_status parse_pieces(const grid_t *g, int size, const unsigned char *recv,
+                                const size_t *recv_sizes, int with_data, piece_t **pieces,
+                                size_t *npieces) {
+  size_t n = g->ndim, count = 0, cap = 16;
+  *pieces = malloc(cap * sizeof **pieces);
+  if (*pieces == NULL) return fail(ZARR_ERR_TOO_LARGE, "cannot hold the pieces");
+  const unsigned char *at = recv;
+  for (int r = 0; r < size; r++) {
+    const unsigned char *end = at + recv_sizes[r];
+    while (at < end) {
+      if (count == cap) {
+        piece_t *more = realloc(*pieces, 2 * cap * sizeof **pieces);
+        if (more == NULL) return fail(ZARR_ERR_TOO_LARGE, "cannot hold the pieces");
+        *pieces = more;
+        cap *= 2;
+      }
+      const uint64_t *header = (const uint64_t *)at;
+      piece_t *p = &(*pieces)[count++];
+      p->block = header[0];
+      p->start = header + 1;
+      p->count = header + 1 + n;
+      p->data = at + header_bytes(n);
+      p->rank = r;
+      at += header_bytes(n) + (with_data ? (size_t)box_volume(n, p->count) * g->itemsize : 0);
+    }
+  }
+  *npieces = count;
+  return ZARR_OK;
+}
+
+static int by_block(const void *a, const void *b) {
+  const piece_t *x = a, *y = b;
+  if (x->block != y->block) return x->block < y->block ? -1 : 1;
+  return x->rank - y->rank;
+}
+
+static int boxes_meet(size_t ndim, const piece_t *a, const piece_t *b) {
+  for (size_t d = 0; d < ndim; d++) {
+    if (a->start[d] + a->count[d] <= b->start[d] || b->start[d] + b->count[d] <= a->start[d])
+      return 0;
+  }
+  return 1;
+}
+
+/* ---- Collective write and read -------------------------------------------------------------- */
+
+zarr_status zarr_mpi_array_write_all(MPI_Comm comm, zarr_array *array, size_t ndim,
+                                     const uint64_t *start, const uint64_t *count,
+                                     const void *data, size_t data_size) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  size = ranks(comm);
+  grid_t g;
+  uint64_t volume = 0;
+  zarr_status status = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
+                                     : grid_of(array, ndim, &g);
+  if (status == ZARR_OK) {
+    status = check_box(&g, rank, start, count, data, data_size, "data", &volume);
+    if (status != ZARR_OK) grid_free(&g);
+  }
+  status = agree(comm, status);
+  if (status != ZARR_OK) return status;
+
+  unsigned char *recv = NULL, *block = NULL;
+  size_t *recv_sizes = NULL, npieces = 0;
+  piece_t *pieces = NULL;
+  status = send_pieces(comm, &g, start, count, data, 1, &recv, &recv_sizes);
+  if (status == ZARR_OK)
+    status = parse_pieces(&g, size, recv, recv_sizes, 1, &pieces, &npieces);
+  if (status == ZARR_OK) qsort(pieces, npieces, sizeof *pieces, by_block);
+  /* No two pieces of a block may overlap: checked everywhere before anything is written. */
+  for (size_t i = 0; i < npieces && status == ZARR_OK; i++) {
+    for (size_t j = i + 1; j < npieces && pieces[j].block == pieces[i].block; j++) {
+      if (boxes_meet(g.ndim, &pieces[i], &pieces[j])) {
+        status = fail(ZARR_ERR_INVALID_ARGUMENT,
+                      "the boxes of ranks %d and %d share elements (in block %llu): "
+                      "collective writes take disjoint boxes",
+                      pieces[i].rank, pieces[j].rank, (unsigned long long)pieces[i].block);
+        break;
+      }
+    }
+  }
+  status = agree(comm, status);
+  uint64_t bstart[64], bcount[64];
+  for (size_t i = 0; i < npieces && status == ZARR_OK;) {
+    size_t j = i;
+    uint64_t covered = 0;
+    while (j < npieces && pieces[j].block == pieces[i].block)
+      covered += box_volume(g.ndim, pieces[j++].count);
+    block_box(&g, pieces[i].block, bstart, bcount);
+    uint64_t elements = box_volume(g.ndim, bcount);
+    size_t bytes = (size_t)elements * g.itemsize;
+    unsigned char *grown = realloc(block, bytes > 0 ? bytes : 1);
+    if (grown == NULL) {
+      status = fail(ZARR_ERR_TOO_LARGE, "cannot hold a block of %zu bytes", bytes);
+      break;
+    }
+    block = grown;
+    /* Only where the pieces leave part of the block uncovered is what is stored read. */
+    if (covered < elements) status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
+    for (size_t k = i; k < j && status == ZARR_OK; k++)
+      copy_box(g.ndim, g.itemsize, pieces[k].start, pieces[k].count,
+               (unsigned char *)pieces[k].data, pieces[k].start, pieces[k].count, block,
+               bstart, bcount, 1);
+    if (status == ZARR_OK) status = zarr_array_write(array, g.ndim, bstart, bcount, block, bytes);
+    i = j;
+  }
+  free(block);
+  free(pieces);
+  free(recv);
+  free(recv_sizes);
+  grid_free(&g);
+  return agree(comm, status);
+}
+
+/* Where a collective read's answers go: each owner's answers in `replies` from `next[owner]`
+ * on, in the order this rank asked (the order visit_blocks gives), into the box buffer `out`. */
+typedef struct {
+  const grid_t *g;
+  int size;
+  const unsigned char *replies;
+  size_t *next;
+  void *out;
+  const uint64_t *start, *count;
+} place_t;
+
+static void place_answer(void *context, uint64_t block, const uint64_t *start,
+                         const uint64_t *count) {
+  place_t *p = context;
+  int owner = (int)(block % (uint64_t)p->size);
+  const unsigned char *answer = p->replies + p->next[owner];
+  copy_box(p->g->ndim, p->g->itemsize, start, count, (unsigned char *)answer, start, count,
+           p->out, p->start, p->count, 1);
+  p->next[owner] += (size_t)box_volume(p->g->ndim, count) * p->g->itemsize;
+}
+
+zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndim,
+                                    const uint64_t *start, const uint64_t *count, void *out,
+                                    size_t out_size) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  size = ranks(comm);
+  grid_t g;
+  uint64_t volume = 0;
+  zarr_status status = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
+                                     : grid_of(array, ndim, &g);
+  if (status == ZARR_OK) {
+    status = check_box(&g, rank, start, count, out, out_size, "out", &volume);
+    if (status != ZARR_OK) grid_free(&g);
+  }
+  status = agree(comm, status);
+  if (status != ZARR_OK) return status;
+
+  /* Requests to the owners, then the owners' answers: each request's elements, in the order
+   * the requests came. */
+  unsigned char *requests = NULL, *answers = NULL, *replies = NULL, *block = NULL;
+  size_t *request_sizes = NULL, *answer_sizes = NULL, *reply_sizes = NULL, *offsets = NULL;
+  size_t nrequests = 0;
+  piece_t *asked = NULL;
+  status = send_pieces(comm, &g, start, count, NULL, 0, &requests, &request_sizes);
+  if (status == ZARR_OK)
+    status = parse_pieces(&g, size, requests, request_sizes, 0, &asked, &nrequests);
+  answer_sizes = calloc((size_t)size, sizeof *answer_sizes);
+  offsets = calloc(nrequests + 1, sizeof *offsets);
+  if (status == ZARR_OK && (answer_sizes == NULL || offsets == NULL))
+    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold %zu requests", nrequests);
+  size_t total = 0;
+  for (size_t i = 0; i < nrequests && status == ZARR_OK; i++) {
+    size_t bytes = (size_t)box_volume(g.ndim, asked[i].count) * g.itemsize;
+    offsets[i] = total;
+    total += bytes;
+    answer_sizes[asked[i].rank] += bytes;
+  }
+  if (status == ZARR_OK) {
+    answers = malloc(total > 0 ? total : 1);
+    if (answers == NULL) status = fail(ZARR_ERR_TOO_LARGE, "cannot hold %zu bytes", total);
+  }
+  /* Answered block by block: each block read once for all the requests for it. */
+  piece_t *sorted = NULL;
+  if (status == ZARR_OK) {
+    sorted = malloc((nrequests > 0 ? nrequests : 1) * sizeof *sorted);
+    if (sorted == NULL) status = fail(ZARR_ERR_TOO_LARGE, "cannot sort requests");
+  }
+  if (status == ZARR_OK) {
+    for (size_t i = 0; i < nrequests; i++) {
+      sorted[i] = asked[i];
+      sorted[i].data = (const unsigned char *)(uintptr_t)i; /* its place among the requests */
+    }
+    qsort(sorted, nrequests, sizeof *sorted, by_block);
+  }
+  uint64_t bstart[64], bcount[64];
+  for (size_t i = 0; i < nrequests && status == ZARR_OK;) {
+    size_t j = i;
+    while (j < nrequests && sorted[j].block == sorted[i].block) j++;
+    block_box(&g, sorted[i].block, bstart, bcount);
+    size_t bytes = (size_t)box_volume(g.ndim, bcount) * g.itemsize;
+    unsigned char *grown = realloc(block, bytes > 0 ? bytes : 1);
+    if (grown == NULL) {
+      status = fail(ZARR_ERR_TOO_LARGE, "cannot hold a block of %zu bytes", bytes);
+      break;
+    }
+    block = grown;
+    status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
+    for (size_t k = i; k < j && status == ZARR_OK; k++) {
+      size_t place = (size_t)(uintptr_t)sorted[k].data;
+      copy_box(g.ndim, g.itemsize, sorted[k].start, sorted[k].count, block, bstart, bcount,
+               answers + offsets[place], sorted[k].start, sorted[k].count, 1);
+    }
+    i = j;
+  }
+  /* Every rank sends its answers, failed or not, so that no rank waits; the agreement below
+   * then fails them all. */
+  if (status != ZARR_OK && answer_sizes != NULL)
+    memset(answer_sizes, 0, (size_t)size * sizeof *answer_sizes);
+  size_t *send_sizes = answer_sizes ? answer_sizes : calloc((size_t)size, sizeof *send_sizes);
+  zarr_status exchanged = send_sizes ? exchange(comm, answers, send_sizes, &replies, &reply_sizes)
+                                     : ZARR_ERR_TOO_LARGE;
+  if (send_sizes != answer_sizes) free(send_sizes);
+  if (status == ZARR_OK) status = exchanged;
+  status = agree(comm, status);
+  if (status == ZARR_OK) {
+    /* The answers come back per owner in the order this rank asked: place them. */
+    place_t ctx = {&g, size, replies, calloc((size_t)size, sizeof(size_t)), out, start, count};
+    if (ctx.next == NULL) {
+      status = fail(ZARR_ERR_TOO_LARGE, "cannot place the answers");
+    } else {
+      size_t at = 0;
+      for (int r = 0; r < size; r++) {
+        ctx.next[r] = at;
+        at += reply_sizes[r];
+      }
+      visit_blocks(&g, start, count, place_answer, &ctx);
+    }
+    free(ctx.next);
+  }
+  free(requests);
+  free(request_sizes);
+  free(answers);
+  free(answer_sizes);
+  free(replies);
+  free(reply_sizes);
+  free(offsets);
+  free(asked);
+  free(sorted);
+  free(block);
+  grid_free(&g);
+  return agree(comm, status);
+}
