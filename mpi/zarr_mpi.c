@@ -577,21 +577,39 @@ static int boxes_meet(size_t ndim, const piece_t *a, const piece_t *b) {
 
 /* ---- Collective write and read -------------------------------------------------------------- */
 
+/* The grid of `array` and this rank's box checked against it, agreed by every rank: on
+ * failure every rank returns the same status, and `g` holds nothing. */
+static zarr_status begin(MPI_Comm comm, zarr_array *array, size_t ndim, const uint64_t *start,
+                         const uint64_t *count, const void *buffer, size_t buffer_size,
+                         const char *buffer_name, grid_t *g) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  uint64_t volume = 0;
+  zarr_status local = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
+                                    : grid_of(array, ndim, g);
+  if (local == ZARR_OK) {
+    local = check_box(g, rank, start, count, buffer, buffer_size, buffer_name, &volume);
+    if (local != ZARR_OK) grid_free(g);
+  }
+  zarr_status status = agree(comm, local);
+  if (status != ZARR_OK && local == ZARR_OK) grid_free(g);
+  return status;
+}
+
+/* Grows `*block` to hold `bytes`, for one block after another. */
+static zarr_status hold_block(unsigned char **block, size_t bytes) {
+  unsigned char *grown = realloc(*block, bytes > 0 ? bytes : 1);
+  if (grown == NULL) return fail(ZARR_ERR_TOO_LARGE, "cannot hold a block of %zu bytes", bytes);
+  *block = grown;
+  return ZARR_OK;
+}
+
 zarr_status zarr_mpi_array_write_all(MPI_Comm comm, zarr_array *array, size_t ndim,
                                      const uint64_t *start, const uint64_t *count,
                                      const void *data, size_t data_size) {
-  int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  size = ranks(comm);
+  int size = ranks(comm);
   grid_t g;
-  uint64_t volume = 0;
-  zarr_status status = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
-                                     : grid_of(array, ndim, &g);
-  if (status == ZARR_OK) {
-    status = check_box(&g, rank, start, count, data, data_size, "data", &volume);
-    if (status != ZARR_OK) grid_free(&g);
-  }
-  status = agree(comm, status);
+  zarr_status status = begin(comm, array, ndim, start, count, data, data_size, "data", &g);
   if (status != ZARR_OK) return status;
 
   unsigned char *recv = NULL, *block = NULL;
@@ -623,12 +641,8 @@ zarr_status zarr_mpi_array_write_all(MPI_Comm comm, zarr_array *array, size_t nd
     block_box(&g, pieces[i].block, bstart, bcount);
     uint64_t elements = box_volume(g.ndim, bcount);
     size_t bytes = (size_t)elements * g.itemsize;
-    unsigned char *grown = realloc(block, bytes > 0 ? bytes : 1);
-    if (grown == NULL) {
-      status = fail(ZARR_ERR_TOO_LARGE, "cannot hold a block of %zu bytes", bytes);
-      break;
-    }
-    block = grown;
+    status = hold_block(&block, bytes);
+    if (status != ZARR_OK) break;
     /* Only where the pieces leave part of the block uncovered is what is stored read. */
     if (covered < elements) status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
     for (size_t k = i; k < j && status == ZARR_OK; k++)
@@ -670,18 +684,9 @@ static void place_answer(void *context, uint64_t block, const uint64_t *start,
 zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndim,
                                     const uint64_t *start, const uint64_t *count, void *out,
                                     size_t out_size) {
-  int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  size = ranks(comm);
+  int size = ranks(comm);
   grid_t g;
-  uint64_t volume = 0;
-  zarr_status status = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
-                                     : grid_of(array, ndim, &g);
-  if (status == ZARR_OK) {
-    status = check_box(&g, rank, start, count, out, out_size, "out", &volume);
-    if (status != ZARR_OK) grid_free(&g);
-  }
-  status = agree(comm, status);
+  zarr_status status = begin(comm, array, ndim, start, count, out, out_size, "out", &g);
   if (status != ZARR_OK) return status;
 
   /* Requests to the owners, then the owners' answers: each request's elements, in the order
@@ -727,13 +732,8 @@ zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndi
     while (j < nrequests && sorted[j].block == sorted[i].block) j++;
     block_box(&g, sorted[i].block, bstart, bcount);
     size_t bytes = (size_t)box_volume(g.ndim, bcount) * g.itemsize;
-    unsigned char *grown = realloc(block, bytes > 0 ? bytes : 1);
-    if (grown == NULL) {
-      status = fail(ZARR_ERR_TOO_LARGE, "cannot hold a block of %zu bytes", bytes);
-      break;
-    }
-    block = grown;
-    status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
+    status = hold_block(&block, bytes);
+    if (status == ZARR_OK) status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
     for (size_t k = i; k < j && status == ZARR_OK; k++) {
       size_t place = (size_t)(uintptr_t)sorted[k].data;
       copy_box(g.ndim, g.itemsize, sorted[k].start, sorted[k].count, block, bstart, bcount,
