@@ -119,10 +119,12 @@ static void test_last_error(void) {
 static void test_open_metadata(void) {
     zarr_store *s = NULL;
     zarr_array *a = NULL, *b = NULL, *c = NULL;
-    char *doc = NULL;
+    char *doc = NULL, *now = NULL;
     CHECK_OK(zarr_store_open("memory:", ZARR_MODE_WRITE, &s));
     CHECK_OK(zarr_array_create(s, "a", "{\"shape\": [4], \"chunks\": [2], \"dtype\": \"<i4\"}", &a));
-    CHECK_OK(zarr_array_metadata_json(a, &doc));
+    CHECK_OK(zarr_array_opened_metadata_json(a, &doc));
+    if (CHECK_OK(zarr_array_metadata_json(a, &now))) CHECK_STR_EQ(doc, now);
+    zarr_string_free(now);
     CHECK_OK(zarr_array_open_metadata(s, "a", doc, &b));
     int32_t in[4] = {1, -2, 3, -4}, out[4] = {0};
     uint64_t start[1] = {0}, count[1] = {4};
@@ -185,6 +187,8 @@ static void test_null_pointers(void) {
     NULLP(zarr_array_open_metadata(s, NULL, json, &oa));
     NULLP(zarr_array_open_metadata(s, "arr", NULL, &oa));
     NULLP(zarr_array_open_metadata(s, "arr", json, NULL));
+    NULLP(zarr_array_opened_metadata_json(NULL, &ostr));
+    NULLP(zarr_array_opened_metadata_json(a, NULL));
     CHECK(oa == SENT);
 
     NULLP(zarr_array_ndim(NULL, &osz));

@@ -215,10 +215,10 @@ module zarr
       zarr_array_view, zarr_array_astype, zarr_array_close, zarr_array_ndim, zarr_array_shape, &
       zarr_array_chunks, zarr_array_grid_shape, zarr_array_inner_chunks, zarr_array_zarr_format, &
       zarr_array_dimension_names, zarr_array_fill_value, zarr_array_order, &
-      zarr_array_compressor_json, zarr_array_filters_json, zarr_array_metadata_json, &
-      zarr_array_attrs_get, zarr_array_attrs_set, zarr_array_attrs_update, &
-      zarr_array_attrs_delete, zarr_array_read, zarr_array_write, zarr_array_resize, &
-      zarr_array_append, zarr_array_append_vlen, zarr_array_read_strided, &
+      zarr_array_compressor_json, zarr_array_filters_json, zarr_array_opened_metadata_json, &
+      zarr_array_metadata_json, zarr_array_attrs_get, zarr_array_attrs_set, &
+      zarr_array_attrs_update, zarr_array_attrs_delete, zarr_array_read, zarr_array_write, &
+      zarr_array_resize, zarr_array_append, zarr_array_append_vlen, zarr_array_read_strided, &
       zarr_array_write_strided, zarr_array_read_orthogonal, zarr_array_write_orthogonal, &
       zarr_array_read_points, zarr_array_write_points, zarr_array_read_mask, &
       zarr_array_write_mask, zarr_array_block_box, zarr_array_selection_size, &
@@ -841,6 +841,13 @@ module zarr
       type(c_ptr), intent(out), optional :: out_json
       integer(c_int32_t) :: zarr_array_filters_json
     end function zarr_array_filters_json
+    function zarr_array_opened_metadata_json(array, out_json) bind(c, &
+        name="zarr_array_opened_metadata_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_array_opened_metadata_json
+    end function zarr_array_opened_metadata_json
     function zarr_array_metadata_json(array, out_json) bind(c, name="zarr_array_metadata_json")
       import :: c_int32_t, c_ptr
       type(c_ptr), value :: array

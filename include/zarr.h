@@ -1562,7 +1562,8 @@ zarr_status zarr_array_open(zarr_store *store, const char *path, zarr_array **ou
 
 /**
  * Opens the array at `path` from its metadata document `metadata_json` (the `.zarray` or
- * `zarr.json` that `zarr_array_metadata_json` gives) without reading it from the store: for
+ * `zarr.json` that `zarr_array_opened_metadata_json` or `zarr_array_metadata_json` gives)
+ * without reading it from the store: for
  * layers that read an array's metadata once and open it in many processes (`zarr_mpi.h`
  * broadcasts it from one rank). The document is checked as `zarr_array_open` checks what it
  * reads (`ZARR_ERR_INVALID_METADATA`, `ZARR_ERR_UNSUPPORTED`; a group's document is
@@ -1731,6 +1732,16 @@ zarr_status zarr_array_compressor_json(const zarr_array *array, char **out_json)
  * `array` must be a live handle and `out_json` writable.
  */
 zarr_status zarr_array_filters_json(const zarr_array *array, char **out_json);
+
+/**
+ * The metadata document as `zarr_array_metadata_json` gives it, but with the attributes of
+ * the document the handle was opened with: nothing is read from the store. For handing the
+ * document to `zarr_array_open_metadata` in other processes. Free with `zarr_string_free`.
+ *
+ * # Safety
+ * `array` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_array_opened_metadata_json(const zarr_array *array, char **out_json);
 
 /**
  * The whole metadata document as JSON (`.zarray` for v2, `zarr.json` for v3, with the current

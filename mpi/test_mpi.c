@@ -1,12 +1,15 @@
 /*
  * Collective writes and reads through zarr_mpi.h, run with mpirun on 1 to 7 ranks:
- *   mpirun -n N test_mpi DIR
+ *   mpirun -n N test_mpi LOCATION
+ * LOCATION is a directory, or a remote store (s3://bucket/prefix, settings from the AWS_*
+ * environment variables), where the PUT requests of all ranks together must number the chunks
+ * and shards each collective write touches: each written once.
  * For v2, v3 and sharded v3 arrays (and a rectilinear grid) on a directory store: boxes by
  * rows, by columns, block-cyclic crossing chunk and shard edges, irregular disjoint boxes with
  * some ranks empty, and a partial write over stored values; every rank reads its box back
  * collectively and rank 0 reads the whole array serially against the expected values. A bad
  * box on one rank, and boxes that overlap, fail every rank with the same status and message
- * and leave the array unchanged. Rank 0 leaves the values each array should hold in
+ * and leave the array unchanged. In a directory, rank 0 leaves the values each array should hold in
  * DIR/PATH.expected (int32, little-endian, C order) for zarr-python to compare with
  * (tests/interop/test_mpi_stores.py). Exit status 0 when every check passes (on every rank).
  */
@@ -21,6 +24,10 @@
 #define COLS 23
 
 static int rank, size, failures;
+/* The block (chunk or shard) shape of the array being written, for counting the blocks a
+ * collective write touches; {0, 0} when the grid has no one block shape (rectilinear). */
+static uint64_t block_shape[2];
+static zarr_store *remote; /* the store, when its requests are counted */
 
 #define CHECK(cond, ...)                                 \
   do {                                                   \
@@ -47,11 +54,39 @@ typedef struct {
   uint64_t start[2], count[2];
 } box_t;
 
+/* The requests (all of them, or PUTs when `put`) every rank's store sent so far, summed (0 for
+ * a local store). */
+static uint64_t sent(int put) {
+  zarr_request_stats stats;
+  memset(&stats, 0, sizeof stats);
+  if (remote != NULL) OK(zarr_store_request_stats(remote, &stats));
+  unsigned long long mine = put ? stats.put : stats.requests, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return all;
+}
+
+/* The distinct blocks the boxes `boxes[first..first+n)` touch. */
+static uint64_t blocks_touched(const box_t *boxes, int first, int n) {
+  static unsigned char touched[ROWS * COLS];
+  memset(touched, 0, sizeof touched);
+  uint64_t count = 0;
+  for (int i = first; i < first + n; i++)
+    for (uint64_t r = boxes[i].start[0]; r < boxes[i].start[0] + boxes[i].count[0]; r++)
+      for (uint64_t c = boxes[i].start[1]; c < boxes[i].start[1] + boxes[i].count[1]; c++) {
+        uint64_t b = (r / block_shape[0]) * COLS + c / block_shape[1];
+        count += !touched[b];
+        touched[b] = 1;
+      }
+  return count;
+}
+
 /* Writes `boxes` (each to rank i % size) collectively with pass `pass`'s values, one box per
- * rank per call, ranks without a box giving an empty one; then reads each box back. */
+ * rank per call, ranks without a box giving an empty one; then reads each box back. On a
+ * remote store, each call's PUTs number the blocks its boxes touch. */
 static void write_boxes(zarr_array *a, const box_t *boxes, int n, int pass) {
   int calls = (n + size - 1) / size;
   for (int k = 0; k < calls; k++) {
+    uint64_t before = sent(1);
     int i = k * size + rank;
     box_t box = {{0, 0}, {0, 0}};
     if (i < n) box = boxes[i];
@@ -62,6 +97,12 @@ static void write_boxes(zarr_array *a, const box_t *boxes, int n, int pass) {
         data[r * box.count[1] + c] = value(pass, box.start[0] + r, box.start[1] + c);
     OK(zarr_mpi_array_write_all(MPI_COMM_WORLD, a, 2, box.start, box.count, data,
                                 count * sizeof *data));
+    if (remote != NULL && block_shape[0] > 0) {
+      int in_call = n - k * size < size ? n - k * size : size;
+      uint64_t puts = sent(1) - before, touched = blocks_touched(boxes, k * size, in_call);
+      CHECK(puts == touched, "pass %d call %d: %llu PUTs for %llu chunks or shards", pass, k,
+            (unsigned long long)puts, (unsigned long long)touched);
+    }
     int32_t *back = count ? calloc(count, sizeof *back) : NULL;
     OK(zarr_mpi_array_read_all(MPI_COMM_WORLD, a, 2, box.start, box.count, back,
                                count * sizeof *back));
@@ -113,9 +154,9 @@ static int irregular(box_t *boxes, unsigned seed) {
   return n;
 }
 
-/* Rank 0 writes `expected` to DIR/PATH.expected, little-endian. */
+/* Rank 0 writes `expected` to DIR/PATH.expected, little-endian (for a directory store). */
 static void save_expected(const char *dir, const char *path, const int32_t *expected) {
-  if (rank != 0) return;
+  if (rank != 0 || strstr(dir, "://") != NULL) return;
   char name[4096];
   snprintf(name, sizeof name, "%s/%s.expected", dir, path);
   FILE *f = fopen(name, "wb");
@@ -133,6 +174,7 @@ static void run(zarr_store *store, const char *dir, const char *path, const char
   zarr_array *a = NULL;
   OK(zarr_mpi_array_create(MPI_COMM_WORLD, store, path, metadata, &a));
   if (a == NULL) return;
+  if (zarr_array_chunks(a, 2, block_shape) != ZARR_OK) memset(block_shape, 0, sizeof block_shape);
   static int32_t expected[ROWS * COLS];
   memset(expected, 0, sizeof expected);
   static box_t boxes[ROWS * COLS];
@@ -204,9 +246,19 @@ static void run(zarr_store *store, const char *dir, const char *path, const char
   }
   OK(zarr_array_close(a));
 
-  /* Opening: every rank gets a handle that reads the same values. */
+  /* Opening: every rank gets a handle that reads the same values, for the requests of one
+   * rank opening it alone. */
   a = NULL;
+  uint64_t before = sent(0);
   OK(zarr_mpi_array_open(MPI_COMM_WORLD, store, path, &a));
+  uint64_t collective = sent(0) - before;
+  zarr_array *alone = NULL;
+  before = sent(0);
+  if (rank == 0) OK(zarr_array_open(store, path, &alone));
+  uint64_t serial = sent(0) - before;
+  zarr_array_close(alone);
+  CHECK(collective == serial, "%s: %d ranks opening sent %llu requests, one rank alone %llu",
+        path, size, (unsigned long long)collective, (unsigned long long)serial);
   if (size == 1) expected[0] = -1;
   uint64_t all[2] = {ROWS, COLS}, origin[2] = {0, 0};
   static int32_t got[ROWS * COLS];
@@ -228,6 +280,7 @@ int main(int argc, char **argv) {
   }
   zarr_store *store = NULL;
   OK(zarr_mpi_store_open(MPI_COMM_WORLD, argv[1], ZARR_MODE_WRITE, NULL, &store));
+  if (strstr(argv[1], "://") != NULL) remote = store;
   if (store != NULL) {
     run(store, argv[1], "v2",
         "{\"shape\": [37, 23], \"chunks\": [8, 6], \"dtype\": \"<i4\", \"fill_value\": 0,"

@@ -110,7 +110,7 @@ static zarr_status share_array(MPI_Comm comm, zarr_status status, zarr_store *st
     return status;
   }
   char *document = NULL;
-  if (rank == 0) status = zarr_array_metadata_json(first, &document);
+  if (rank == 0) status = zarr_array_opened_metadata_json(first, &document);
   status = agree(comm, status);
   if (status != ZARR_OK) {
     zarr_array_close(first);

@@ -346,15 +346,7 @@ impl Array {
     /// with the attributes stored now (the handle keeps the document it was opened with, and
     /// attribute writes, its own included, change that member).
     pub fn metadata_json(&self) -> Result<Value> {
-        let shape = self.shape();
-        let mut doc = self.metadata.document_json(&shape, &self.chunk_grid());
-        if let (true, Some(separator)) = (
-            self.metadata.chunk_keys.unstated,
-            self.chunk_key_separator(),
-        ) {
-            doc["dimension_separator"] = separator.to_string().into();
-            doc = metadata::sort_keys(&doc);
-        }
+        let mut doc = self.opened_metadata_json();
         if self.zarr_format() == 3 {
             let attributes = metadata::python_constants_masked(&self.attributes()?);
             let attributes: Value = serde_json::from_str(&attributes).unwrap_or_default();
@@ -366,6 +358,22 @@ impl Array {
             }
         }
         Ok(doc)
+    }
+
+    /// The metadata document as [`Array::metadata_json`] gives it, but with the attributes of
+    /// the document this handle was opened with: nothing is read from the store (for handing
+    /// the document to [`Array::open_document`] elsewhere).
+    pub fn opened_metadata_json(&self) -> Value {
+        let shape = self.shape();
+        let mut doc = self.metadata.document_json(&shape, &self.chunk_grid());
+        if let (true, Some(separator)) = (
+            self.metadata.chunk_keys.unstated,
+            self.chunk_key_separator(),
+        ) {
+            doc["dimension_separator"] = separator.to_string().into();
+            doc = metadata::sort_keys(&doc);
+        }
+        doc
     }
 
     /// The v2 compressor configuration (`null` when there is none); a v3 array has a codec

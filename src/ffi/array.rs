@@ -187,7 +187,8 @@ pub unsafe extern "C" fn zarr_array_open(
 }
 
 /// Opens the array at `path` from its metadata document `metadata_json` (the `.zarray` or
-/// `zarr.json` that `zarr_array_metadata_json` gives) without reading it from the store: for
+/// `zarr.json` that `zarr_array_opened_metadata_json` or `zarr_array_metadata_json` gives)
+/// without reading it from the store: for
 /// layers that read an array's metadata once and open it in many processes (`zarr_mpi.h`
 /// broadcasts it from one rank). The document is checked as `zarr_array_open` checks what it
 /// reads (`ZARR_ERR_INVALID_METADATA`, `ZARR_ERR_UNSUPPORTED`; a group's document is
@@ -495,6 +496,22 @@ pub unsafe extern "C" fn zarr_array_filters_json(
 ) -> zarr_status {
     text_out(array, out_json, "out_json", |a| {
         Ok(a.filters_json()?.to_string())
+    })
+}
+
+/// The metadata document as `zarr_array_metadata_json` gives it, but with the attributes of
+/// the document the handle was opened with: nothing is read from the store. For handing the
+/// document to `zarr_array_open_metadata` in other processes. Free with `zarr_string_free`.
+///
+/// # Safety
+/// `array` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_opened_metadata_json(
+    array: *const zarr_array,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    text_out(array, out_json, "out_json", |a| {
+        Ok(a.opened_metadata_json().to_string())
     })
 }
 
