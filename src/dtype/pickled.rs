@@ -876,6 +876,46 @@ mod tests {
         assert!(matches!(err, Error::CorruptChunk(_)), "{err}");
     }
 
+    /// Pickles cut short or with bytes changed, thousands of them, give errors, never a panic
+    /// or a hang.
+    #[test]
+    fn damaged_pickles_are_errors() {
+        let items = [
+            r#"{"x":1.5,"label":["a",{"k":null}],"n":[1,2],"c":[1.0,-2.0],"s":"YWI=","u":"é","b":true}"#,
+            r#"{"x":"NaN","label":7,"n":[-3,4],"c":[0.0,0.0],"s":"","u":"","b":false}"#,
+        ];
+        let mut good = Vec::new();
+        record()
+            .encode(items.iter().map(|s| s.as_bytes()), &[2], false, &mut good)
+            .unwrap();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for round in 0..4000 {
+            let mut bad = good.clone();
+            match round % 3 {
+                0 => bad.truncate(next(good.len())),
+                1 => {
+                    for _ in 0..1 + next(4) {
+                        let at = next(bad.len());
+                        bad[at] = next(256) as u8;
+                    }
+                }
+                _ => {
+                    let at = next(bad.len());
+                    let byte = bad[at];
+                    bad.insert(at, byte);
+                }
+            }
+            let _ = record().decode(&bad, &[2]);
+            let _ = PickledElement::Object.decode(&bad, &[2]);
+        }
+    }
+
     #[test]
     fn fill_values_of_zarr_python_2() {
         // `gAVLAC4=` is zarr-python 2's default, the pickle of 0: every field takes 0 as
