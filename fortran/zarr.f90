@@ -190,7 +190,8 @@ module zarr
 
   public :: zarr_version, zarr_errmsg, zarr_status_name, zarr_open_store, zarr_close, &
       zarr_create_group, zarr_open_group, zarr_create_array, zarr_create, zarr_open_array, &
-      zarr_ndims, zarr_shape, zarr_get, zarr_put, zarr_get_attrs, zarr_put_attrs
+      zarr_ndims, zarr_shape, zarr_get, zarr_put, zarr_get_attrs, zarr_put_attrs, zarr_c_handle, &
+      zarr_set_c_handle, zarr_box
 
   ! The C API (zarr.h): its callback types, then its functions.
   public :: zarr_key_sink_fn, zarr_value_sink_fn, zarr_visit_fn, zarr_bytes_sink_fn, &
@@ -250,6 +251,16 @@ module zarr
   interface zarr_put_attrs
     module procedure put_array_attrs, put_group_attrs
   end interface zarr_put_attrs
+
+  !> The C handle of a store or array, for modules built on this one (zarr_mpi).
+  interface zarr_c_handle
+    module procedure store_c_handle, array_c_handle
+  end interface zarr_c_handle
+
+  !> Makes a store or array of a C handle libzarr gave, for modules built on this one.
+  interface zarr_set_c_handle
+    module procedure store_set_c_handle, array_set_c_handle
+  end interface zarr_set_c_handle
 
   !> Reads values(...) from the array: the box of count (default: shape(values))
   !> values from start (default: all 1), in Fortran order. The array's type must be the
@@ -1635,11 +1646,37 @@ contains
     status = zarr_group_attrs_set(group%handle, c_str(json))
   end function put_group_attrs
 
+  !> The C handle of a store or array (for modules built on this one: zarr_mpi).
+  function store_c_handle(store) result(handle)
+    type(zarr_store), intent(in) :: store
+    type(c_ptr) :: handle
+    handle = store%handle
+  end function store_c_handle
+
+  function array_c_handle(array) result(handle)
+    type(zarr_array), intent(in) :: array
+    type(c_ptr) :: handle
+    handle = array%handle
+  end function array_c_handle
+
+  !> Makes a store or array of a C handle libzarr gave (for modules built on this one).
+  subroutine store_set_c_handle(store, handle)
+    type(zarr_store), intent(inout) :: store
+    type(c_ptr), intent(in) :: handle
+    store%handle = handle
+  end subroutine store_set_c_handle
+
+  subroutine array_set_c_handle(array, handle)
+    type(zarr_array), intent(inout) :: array
+    type(c_ptr), intent(in) :: handle
+    array%handle = handle
+  end subroutine array_set_c_handle
+
   !> The box libzarr reads or writes for a variable of `rank` and `extent` (Fortran order)
   !> whose values are libzarr's type `kind` of `itemsize` bytes (checked): `count` (default:
   !> the extent, 1 for dimensions past the variable's rank) values from `start` (1-based,
   !> default 1), both in Fortran order and of the array's rank, reversed for libzarr.
-  function box(array, rank, extent, kind, itemsize, start, count, cstart, ccount) &
+  function zarr_box(array, rank, extent, kind, itemsize, start, count, cstart, ccount) &
       result(status)
     type(zarr_array), intent(in) :: array
     integer, intent(in) :: rank
@@ -1677,7 +1714,7 @@ contains
         ccount(i) = 1
       end if
     end do
-  end function box
+  end function zarr_box
 
   function get_int8_0(array, values, start, count) result(status)
     type(zarr_array), intent(in) :: array
@@ -1688,7 +1725,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -1702,7 +1739,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_1
@@ -1715,7 +1752,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_2
@@ -1728,7 +1765,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_3
@@ -1741,7 +1778,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_4
@@ -1754,7 +1791,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_5
@@ -1767,7 +1804,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_6
@@ -1780,7 +1817,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int8_7
@@ -1794,7 +1831,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -1808,7 +1845,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_1
@@ -1821,7 +1858,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_2
@@ -1834,7 +1871,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_3
@@ -1847,7 +1884,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_4
@@ -1860,7 +1897,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_5
@@ -1873,7 +1910,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_6
@@ -1886,7 +1923,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int16_7
@@ -1900,7 +1937,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -1914,7 +1951,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_1
@@ -1927,7 +1964,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_2
@@ -1940,7 +1977,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_3
@@ -1953,7 +1990,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_4
@@ -1966,7 +2003,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_5
@@ -1979,7 +2016,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_6
@@ -1992,7 +2029,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int32_7
@@ -2006,7 +2043,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -2020,7 +2057,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_1
@@ -2033,7 +2070,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_2
@@ -2046,7 +2083,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_3
@@ -2059,7 +2096,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_4
@@ -2072,7 +2109,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_5
@@ -2085,7 +2122,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_6
@@ -2098,7 +2135,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_int64_7
@@ -2112,7 +2149,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -2126,7 +2163,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_1
@@ -2139,7 +2176,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_2
@@ -2152,7 +2189,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_3
@@ -2165,7 +2202,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_4
@@ -2178,7 +2215,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_5
@@ -2191,7 +2228,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_6
@@ -2204,7 +2241,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real32_7
@@ -2218,7 +2255,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -2232,7 +2269,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_1
@@ -2245,7 +2282,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_2
@@ -2258,7 +2295,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_3
@@ -2271,7 +2308,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_4
@@ -2284,7 +2321,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_5
@@ -2297,7 +2334,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_6
@@ -2310,7 +2347,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_real64_7
@@ -2324,7 +2361,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -2338,7 +2375,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_1
@@ -2351,7 +2388,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_2
@@ -2364,7 +2401,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_3
@@ -2377,7 +2414,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_4
@@ -2390,7 +2427,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_5
@@ -2403,7 +2440,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_6
@@ -2416,7 +2453,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex32_7
@@ -2430,7 +2467,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -2444,7 +2481,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_1
@@ -2457,7 +2494,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_2
@@ -2470,7 +2507,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_3
@@ -2483,7 +2520,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_4
@@ -2496,7 +2533,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_5
@@ -2509,7 +2546,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_6
@@ -2522,7 +2559,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_complex64_7
@@ -2536,7 +2573,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
     if (status == ZARR_OK) values = one(1)
@@ -2550,7 +2587,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_1
@@ -2563,7 +2600,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_2
@@ -2576,7 +2613,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_3
@@ -2589,7 +2626,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_4
@@ -2602,7 +2639,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_5
@@ -2615,7 +2652,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_6
@@ -2628,7 +2665,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_read(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function get_logical_7
@@ -2643,7 +2680,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int8_0
@@ -2656,7 +2693,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_1
@@ -2669,7 +2706,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_2
@@ -2682,7 +2719,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_3
@@ -2695,7 +2732,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_4
@@ -2708,7 +2745,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_5
@@ -2721,7 +2758,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_6
@@ -2734,7 +2771,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int8_7
@@ -2749,7 +2786,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int16_0
@@ -2762,7 +2799,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_1
@@ -2775,7 +2812,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_2
@@ -2788,7 +2825,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_3
@@ -2801,7 +2838,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_4
@@ -2814,7 +2851,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_5
@@ -2827,7 +2864,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_6
@@ -2840,7 +2877,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int16_7
@@ -2855,7 +2892,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int32_0
@@ -2868,7 +2905,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_1
@@ -2881,7 +2918,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_2
@@ -2894,7 +2931,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_3
@@ -2907,7 +2944,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_4
@@ -2920,7 +2957,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_5
@@ -2933,7 +2970,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_6
@@ -2946,7 +2983,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int32_7
@@ -2961,7 +2998,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_int64_0
@@ -2974,7 +3011,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_1
@@ -2987,7 +3024,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_2
@@ -3000,7 +3037,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_3
@@ -3013,7 +3050,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_4
@@ -3026,7 +3063,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_5
@@ -3039,7 +3076,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_6
@@ -3052,7 +3089,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_INT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_int64_7
@@ -3067,7 +3104,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_real32_0
@@ -3080,7 +3117,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_1
@@ -3093,7 +3130,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_2
@@ -3106,7 +3143,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_3
@@ -3119,7 +3156,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_4
@@ -3132,7 +3169,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_5
@@ -3145,7 +3182,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_6
@@ -3158,7 +3195,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real32_7
@@ -3173,7 +3210,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_real64_0
@@ -3186,7 +3223,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_1
@@ -3199,7 +3236,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_2
@@ -3212,7 +3249,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_3
@@ -3225,7 +3262,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_4
@@ -3238,7 +3275,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_5
@@ -3251,7 +3288,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_6
@@ -3264,7 +3301,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_FLOAT, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_real64_7
@@ -3279,7 +3316,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_complex32_0
@@ -3292,7 +3329,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_1
@@ -3305,7 +3342,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_2
@@ -3318,7 +3355,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_3
@@ -3331,7 +3368,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_4
@@ -3344,7 +3381,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_5
@@ -3357,7 +3394,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_6
@@ -3370,7 +3407,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex32_7
@@ -3385,7 +3422,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_complex64_0
@@ -3398,7 +3435,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_1
@@ -3411,7 +3448,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_2
@@ -3424,7 +3461,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_3
@@ -3437,7 +3474,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_4
@@ -3450,7 +3487,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_5
@@ -3463,7 +3500,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_6
@@ -3476,7 +3513,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_COMPLEX, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_complex64_7
@@ -3491,7 +3528,7 @@ contains
     integer(c_size_t) :: itemsize
     one(1) = values
     itemsize = int(storage_size(one) / 8, c_size_t)
-    status = box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 0, [integer(int64) ::], ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, one, size(one, kind=c_size_t) * itemsize)
   end function put_logical_0
@@ -3504,7 +3541,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 1, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_1
@@ -3517,7 +3554,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 2, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_2
@@ -3530,7 +3567,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 3, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_3
@@ -3543,7 +3580,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 4, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_4
@@ -3556,7 +3593,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 5, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_5
@@ -3569,7 +3606,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 6, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_6
@@ -3582,7 +3619,7 @@ contains
     integer(c_int64_t), allocatable :: cstart(:), ccount(:)
     integer(c_size_t) :: itemsize
     itemsize = int(storage_size(values) / 8, c_size_t)
-    status = box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
+    status = zarr_box(array, 7, shape(values, kind=int64), ZARR_DTYPE_BOOL, itemsize, start, count, cstart, ccount)
     if (status == ZARR_OK) status = zarr_array_write(array%handle, size(cstart, kind=c_size_t), &
       cstart, ccount, values, size(values, kind=c_size_t) * itemsize)
   end function put_logical_7

@@ -65,6 +65,30 @@ zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndi
                                     const uint64_t *start, const uint64_t *count, void *out,
                                     size_t out_size);
 
+/**
+ * For the Fortran module (`use zarr_mpi`, fortran/zarr_mpi.f90): the calls above with a Fortran
+ * communicator (`MPI_Fint`, as the `mpi` module's integers; `MPI_Comm_f2c` converts it). The
+ * collective ones take `local`, the status of the caller's own checks on this rank: any other
+ * than ZARR_OK fails every rank with it (with the rank's `zarr_last_error`), so that a rank
+ * that cannot take part still does.
+ */
+zarr_status zarr_mpi_store_open_f(MPI_Fint comm, const char *location, zarr_open_mode mode,
+                                  const char *options_json, zarr_store **out_store);
+/** `zarr_mpi_array_create` for Fortran (see `zarr_mpi_store_open_f`). */
+zarr_status zarr_mpi_array_create_f(MPI_Fint comm, zarr_store *store, const char *path,
+                                    const char *metadata_json, zarr_array **out_array);
+/** `zarr_mpi_array_open` for Fortran (see `zarr_mpi_store_open_f`). */
+zarr_status zarr_mpi_array_open_f(MPI_Fint comm, zarr_store *store, const char *path,
+                                  zarr_array **out_array);
+/** `zarr_mpi_array_write_all` for Fortran, after the caller's checks gave `local`. */
+zarr_status zarr_mpi_array_write_all_f(MPI_Fint comm, zarr_status local, zarr_array *array,
+                                       size_t ndim, const uint64_t *start, const uint64_t *count,
+                                       const void *data, size_t data_size);
+/** `zarr_mpi_array_read_all` for Fortran, after the caller's checks gave `local`. */
+zarr_status zarr_mpi_array_read_all_f(MPI_Fint comm, zarr_status local, zarr_array *array,
+                                      size_t ndim, const uint64_t *start, const uint64_t *count,
+                                      void *out, size_t out_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -577,16 +577,18 @@ static int boxes_meet(size_t ndim, const piece_t *a, const piece_t *b) {
 
 /* ---- Collective write and read -------------------------------------------------------------- */
 
-/* The grid of `array` and this rank's box checked against it, agreed by every rank: on
- * failure every rank returns the same status, and `g` holds nothing. */
-static zarr_status begin(MPI_Comm comm, zarr_array *array, size_t ndim, const uint64_t *start,
-                         const uint64_t *count, const void *buffer, size_t buffer_size,
-                         const char *buffer_name, grid_t *g) {
+/* The grid of `array` and this rank's box checked against it, agreed by every rank (`local`:
+ * a failure of the caller's own checks, or ZARR_OK): on failure every rank returns the same
+ * status, and `g` holds nothing. */
+static zarr_status begin(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
+                         const uint64_t *start, const uint64_t *count, const void *buffer,
+                         size_t buffer_size, const char *buffer_name, grid_t *g) {
   int rank;
   MPI_Comm_rank(comm, &rank);
   uint64_t volume = 0;
-  zarr_status local = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
-                                    : grid_of(array, ndim, g);
+  if (local == ZARR_OK)
+    local = array == NULL ? fail(ZARR_ERR_NULL_POINTER, "argument array is NULL")
+                          : grid_of(array, ndim, g);
   if (local == ZARR_OK) {
     local = check_box(g, rank, start, count, buffer, buffer_size, buffer_name, &volume);
     if (local != ZARR_OK) grid_free(g);
@@ -604,12 +606,14 @@ static zarr_status hold_block(unsigned char **block, size_t bytes) {
   return ZARR_OK;
 }
 
-zarr_status zarr_mpi_array_write_all(MPI_Comm comm, zarr_array *array, size_t ndim,
-                                     const uint64_t *start, const uint64_t *count,
-                                     const void *data, size_t data_size) {
+/* write_all, after the caller's own checks gave `local`. */
+static zarr_status write_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
+                             const uint64_t *start, const uint64_t *count, const void *data,
+                             size_t data_size) {
   int size = ranks(comm);
   grid_t g;
-  zarr_status status = begin(comm, array, ndim, start, count, data, data_size, "data", &g);
+  zarr_status status =
+      begin(comm, local, array, ndim, start, count, data, data_size, "data", &g);
   if (status != ZARR_OK) return status;
 
   unsigned char *recv = NULL, *block = NULL;
@@ -681,12 +685,13 @@ static void place_answer(void *context, uint64_t block, const uint64_t *start,
   p->next[owner] += (size_t)box_volume(p->g->ndim, count) * p->g->itemsize;
 }
 
-zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndim,
-                                    const uint64_t *start, const uint64_t *count, void *out,
-                                    size_t out_size) {
+/* read_all, after the caller's own checks gave `local`. */
+static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
+                            const uint64_t *start, const uint64_t *count, void *out,
+                            size_t out_size) {
   int size = ranks(comm);
   grid_t g;
-  zarr_status status = begin(comm, array, ndim, start, count, out, out_size, "out", &g);
+  zarr_status status = begin(comm, local, array, ndim, start, count, out, out_size, "out", &g);
   if (status != ZARR_OK) return status;
 
   /* Requests to the owners, then the owners' answers: each request's elements, in the order
@@ -778,4 +783,45 @@ zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndi
   free(block);
   grid_free(&g);
   return agree(comm, status);
+}
+
+zarr_status zarr_mpi_array_write_all(MPI_Comm comm, zarr_array *array, size_t ndim,
+                                     const uint64_t *start, const uint64_t *count,
+                                     const void *data, size_t data_size) {
+  return write_all(comm, ZARR_OK, array, ndim, start, count, data, data_size);
+}
+
+zarr_status zarr_mpi_array_read_all(MPI_Comm comm, zarr_array *array, size_t ndim,
+                                    const uint64_t *start, const uint64_t *count, void *out,
+                                    size_t out_size) {
+  return read_all(comm, ZARR_OK, array, ndim, start, count, out, out_size);
+}
+
+/* ---- For Fortran (fortran/zarr_mpi.f90) --------------------------------------------------- */
+
+zarr_status zarr_mpi_store_open_f(MPI_Fint comm, const char *location, zarr_open_mode mode,
+                                  const char *options_json, zarr_store **out_store) {
+  return zarr_mpi_store_open(MPI_Comm_f2c(comm), location, mode, options_json, out_store);
+}
+
+zarr_status zarr_mpi_array_create_f(MPI_Fint comm, zarr_store *store, const char *path,
+                                    const char *metadata_json, zarr_array **out_array) {
+  return zarr_mpi_array_create(MPI_Comm_f2c(comm), store, path, metadata_json, out_array);
+}
+
+zarr_status zarr_mpi_array_open_f(MPI_Fint comm, zarr_store *store, const char *path,
+                                  zarr_array **out_array) {
+  return zarr_mpi_array_open(MPI_Comm_f2c(comm), store, path, out_array);
+}
+
+zarr_status zarr_mpi_array_write_all_f(MPI_Fint comm, zarr_status local, zarr_array *array,
+                                       size_t ndim, const uint64_t *start, const uint64_t *count,
+                                       const void *data, size_t data_size) {
+  return write_all(MPI_Comm_f2c(comm), local, array, ndim, start, count, data, data_size);
+}
+
+zarr_status zarr_mpi_array_read_all_f(MPI_Fint comm, zarr_status local, zarr_array *array,
+                                      size_t ndim, const uint64_t *start, const uint64_t *count,
+                                      void *out, size_t out_size) {
+  return read_all(MPI_Comm_f2c(comm), local, array, ndim, start, count, out, out_size);
 }

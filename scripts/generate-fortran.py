@@ -27,6 +27,7 @@ import zarr_header
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = ROOT / "fortran" / "zarr.f90"
+MPI_MODULE = ROOT / "fortran" / "zarr_mpi.f90"
 KINDS_TEST = ROOT / "fortran" / "test_fortran_kinds.f90"
 MAX_RANK = 7
 
@@ -98,31 +99,174 @@ def dims(rank):
     return "" if rank == 0 else "(" + ",".join(":" * rank) + ")"
 
 
-def specific(direction, kind, rank):
+def specific(direction, kind, rank, collective=False):
+    """zarr_get/zarr_put of one kind and rank; with `collective`, zarr_mpi_get/zarr_mpi_put:
+    zarr_box's checks, then the collective call, which every rank makes whatever its checks
+    gave (their status is `local`)."""
     name, ftype, dtype = kind[0], kind[1], kind[2]
     intent = "out" if direction == "get" else "in"
-    call = "zarr_array_read" if direction == "get" else "zarr_array_write"
-    lines = [f"  function {direction}_{name}_{rank}(array, values, start, count) result(status)",
-             "    type(zarr_array), intent(in) :: array",
-             f"    {ftype}, intent({intent}) :: values{dims(rank)}",
-             "    integer, intent(in), optional :: start(:), count(:)",
-             "    integer :: status"]
+    if collective:
+        call = "read_all_f" if direction == "get" else "write_all_f"
+        args, check = "comm, array, values, start, count", "local"
+    else:
+        call = "zarr_array_read" if direction == "get" else "zarr_array_write"
+        args, check = "array, values, start, count", "status"
+    lines = [f"  function {direction}_{name}_{rank}({args}) result(status)"]
+    if collective:
+        lines += ["    integer, intent(in) :: comm"]
+    lines += ["    type(zarr_array), intent(in) :: array",
+              f"    {ftype}, intent({intent}) :: values{dims(rank)}",
+              "    integer, intent(in), optional :: start(:), count(:)",
+              "    integer :: status"]
     # A scalar goes through an array of one (libzarr's buffer is an array).
     buffer, shape = ("one", "[integer(int64) ::]") if rank == 0 else ("values", "shape(values, kind=int64)")
     if rank == 0:
         lines += [f"    {ftype} :: one(1)"]
     lines += ["    integer(c_int64_t), allocatable :: cstart(:), ccount(:)",
               "    integer(c_size_t) :: itemsize"]
+    if collective:
+        lines += ["    integer(c_int32_t) :: local"]
     if rank == 0 and direction == "put":
         lines += ["    one(1) = values"]
     lines += [f"    itemsize = int(storage_size({buffer}) / 8, c_size_t)",
-              f"    status = box(array, {rank}, {shape}, {dtype}, itemsize, start, count, cstart, ccount)",
-              f"    if (status == ZARR_OK) status = {call}(array%handle, size(cstart, kind=c_size_t), &",
-              f"      cstart, ccount, {buffer}, size({buffer}, kind=c_size_t) * itemsize)"]
+              f"    {check} = zarr_box(array, {rank}, {shape}, {dtype}, itemsize, start, count, cstart, ccount)"]
+    if collective:
+        lines += ["    if (.not. allocated(cstart)) allocate (cstart(0), ccount(0))",
+                  f"    status = {call}(int(comm, c_int), local, zarr_c_handle(array), size(cstart, kind=c_size_t), &"]
+    else:
+        lines += [f"    if (status == ZARR_OK) status = {call}(array%handle, size(cstart, kind=c_size_t), &"]
+    lines += [f"      cstart, ccount, {buffer}, size({buffer}, kind=c_size_t) * itemsize)"]
     if rank == 0 and direction == "get":
         lines += ["    if (status == ZARR_OK) values = one(1)"]
     lines += [f"  end function {direction}_{name}_{rank}", ""]
     return lines
+
+
+MPI_INTERFACES = """  interface
+    function store_open_f(comm, location, mode, options_json, out_store) &
+        bind(c, name="zarr_mpi_store_open_f") result(status)
+      import :: c_int, c_char, c_int32_t, c_ptr
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: location(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: options_json
+      type(c_ptr), intent(out) :: out_store
+      integer(c_int32_t) :: status
+    end function store_open_f
+    function array_create_f(comm, store, path, metadata_json, out_array) &
+        bind(c, name="zarr_mpi_array_create_f") result(status)
+      import :: c_int, c_char, c_int32_t, c_ptr
+      integer(c_int), value :: comm
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*), metadata_json(*)
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: status
+    end function array_create_f
+    function array_open_f(comm, store, path, out_array) &
+        bind(c, name="zarr_mpi_array_open_f") result(status)
+      import :: c_int, c_char, c_int32_t, c_ptr
+      integer(c_int), value :: comm
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: status
+    end function array_open_f
+{moving}  end interface"""
+
+MOVING = """    function {name}(comm, local, array, ndim, start, count, {buf}, {buf}_size) &
+        bind(c, name="zarr_mpi_array_{call}_f") result(status)
+      import :: c_int, c_int32_t, c_int64_t, c_ptr, c_size_t
+      integer(c_int), value :: comm
+      integer(c_int32_t), value :: local
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*), count(*)
+      type(*), intent({intent}) :: {buf}(*)
+      integer(c_size_t), value :: {buf}_size
+      integer(c_int32_t) :: status
+    end function {name}
+"""
+
+MPI_WRAPPERS = """  !> Opens the store at `location` on every rank of `comm` (zarr_mpi_store_open).
+  function zarr_mpi_open_store(comm, location, mode, store) result(status)
+    integer, intent(in) :: comm
+    character(*), intent(in) :: location
+    integer(c_int32_t), intent(in) :: mode
+    type(zarr_store), intent(inout) :: store
+    integer :: status
+    type(c_ptr) :: handle
+    status = store_open_f(int(comm, c_int), location // c_null_char, mode, c_null_ptr, handle)
+    if (status == ZARR_OK) call zarr_set_c_handle(store, handle)
+  end function zarr_mpi_open_store
+
+  !> Creates the array at `path` from its metadata document (JSON, shapes in Zarr's C order),
+  !> rank 0 writing it, and gives every rank a handle (zarr_mpi_array_create).
+  function zarr_mpi_create_array(comm, store, path, metadata, array) result(status)
+    integer, intent(in) :: comm
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: path, metadata
+    type(zarr_array), intent(inout) :: array
+    integer :: status
+    type(c_ptr) :: handle
+    status = array_create_f(int(comm, c_int), zarr_c_handle(store), path // c_null_char, &
+      metadata // c_null_char, handle)
+    if (status == ZARR_OK) call zarr_set_c_handle(array, handle)
+  end function zarr_mpi_create_array
+
+  !> Opens the array at `path` on every rank, rank 0 reading its metadata (zarr_mpi_array_open).
+  function zarr_mpi_open_array(comm, store, path, array) result(status)
+    integer, intent(in) :: comm
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: path
+    type(zarr_array), intent(inout) :: array
+    integer :: status
+    type(c_ptr) :: handle
+    status = array_open_f(int(comm, c_int), zarr_c_handle(store), path // c_null_char, handle)
+    if (status == ZARR_OK) call zarr_set_c_handle(array, handle)
+  end function zarr_mpi_open_array
+"""
+
+
+def mpi_module():
+    names = [f"{k[0]}_{r}" for k in KINDS for r in range(MAX_RANK + 1)]
+    out = ["! Generated by scripts/generate-fortran.py: do not edit.",
+           "!",
+           "! Collective Zarr I/O over MPI for Fortran: `use zarr_mpi` (over `use zarr` and",
+           "! libzarr_mpi; docs/mpi.md). Every call is collective over `comm`, the communicator as",
+           "! the `mpi` module gives it (an integer such as MPI_COMM_WORLD; with mpi_f08, comm%MPI_VAL),",
+           "! and every rank returns the same status. Values, starts and counts are as zarr_get and",
+           "! zarr_put take them (Fortran order, 1-based); a rank with nothing to write or read gives",
+           "! zero counts.",
+           "module zarr_mpi",
+           "  use, intrinsic :: iso_c_binding, only: c_char, c_int, c_int32_t, c_int64_t, c_null_char, &",
+           "    c_null_ptr, c_ptr, c_size_t, c_bool",
+           "  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64",
+           "  use zarr, only: zarr_store, zarr_array, zarr_box, zarr_c_handle, zarr_set_c_handle, ZARR_OK, &",
+           "    ZARR_DTYPE_INT, ZARR_DTYPE_FLOAT, ZARR_DTYPE_COMPLEX, ZARR_DTYPE_BOOL",
+           "  implicit none",
+           "  private",
+           "  public :: zarr_mpi_open_store, zarr_mpi_create_array, zarr_mpi_open_array, zarr_mpi_get, &",
+           "    zarr_mpi_put",
+           ""]
+    for direction, doc in [("get", "Reads each rank's box of the array into values(...), collectively (zarr_mpi_array_read_all)."),
+                           ("put", "Writes each rank's values(...) into the array, collectively (zarr_mpi_array_write_all):\n"
+                                   "  !> ranks' boxes may share chunks and shards but not elements.")]:
+        out += [f"  !> {doc}", f"  interface zarr_mpi_{direction}"]
+        for i in range(0, len(names), 4):
+            chunk = ", ".join(f"{direction}_{n}" for n in names[i:i + 4])
+            more = ", &" if i + 4 < len(names) else ""
+            lead = "    module procedure " if i == 0 else "      "
+            out.append(f"{lead}{chunk}{more}")
+        out += [f"  end interface zarr_mpi_{direction}", ""]
+    moving = "".join(MOVING.format(name=f"{call}_f", call=call, buf=buf, intent=intent)
+                     for call, buf, intent in [("write_all", "data", "in"), ("read_all", "out", "inout")])
+    out += MPI_INTERFACES.replace("{moving}", moving).splitlines() + ["", "contains", ""] + MPI_WRAPPERS.splitlines() + [""]
+    for direction in ("get", "put"):
+        for kind in KINDS:
+            for rank in range(MAX_RANK + 1):
+                out += specific(direction, kind, rank, collective=True)
+    out += ["end module zarr_mpi"]
+    return "\n".join(out) + "\n"
 
 
 class MappingError(Exception):
@@ -377,7 +521,7 @@ def bindings(header):
 WRAPPERS = ["zarr_version", "zarr_errmsg", "zarr_status_name", "zarr_open_store", "zarr_close",
             "zarr_create_group", "zarr_open_group", "zarr_create_array", "zarr_create",
             "zarr_open_array", "zarr_ndims", "zarr_shape", "zarr_get", "zarr_put",
-            "zarr_get_attrs", "zarr_put_attrs"]
+            "zarr_get_attrs", "zarr_put_attrs", "zarr_c_handle", "zarr_set_c_handle", "zarr_box"]
 # What the wrappers use of iso_c_binding.
 WRAPPER_C_NAMES = {"c_ptr", "c_null_ptr", "c_char", "c_int32_t", "c_int64_t", "c_size_t",
                    "c_null_char", "c_associated", "c_f_pointer", "c_bool"}
@@ -464,6 +608,16 @@ def module():
             "  interface zarr_put_attrs",
             "    module procedure put_array_attrs, put_group_attrs",
             "  end interface zarr_put_attrs",
+            "",
+            "  !> The C handle of a store or array, for modules built on this one (zarr_mpi).",
+            "  interface zarr_c_handle",
+            "    module procedure store_c_handle, array_c_handle",
+            "  end interface zarr_c_handle",
+            "",
+            "  !> Makes a store or array of a C handle libzarr gave, for modules built on this one.",
+            "  interface zarr_set_c_handle",
+            "    module procedure store_set_c_handle, array_set_c_handle",
+            "  end interface zarr_set_c_handle",
             ""]
     for direction, doc in [("get", "Reads values(...) from the array: the box of count (default: shape(values))\n"
                                    "  !> values from start (default: all 1), in Fortran order. The array's type must be the\n"
@@ -711,11 +865,37 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
     status = zarr_group_attrs_set(group%handle, c_str(json))
   end function put_group_attrs
 
+  !> The C handle of a store or array (for modules built on this one: zarr_mpi).
+  function store_c_handle(store) result(handle)
+    type(zarr_store), intent(in) :: store
+    type(c_ptr) :: handle
+    handle = store%handle
+  end function store_c_handle
+
+  function array_c_handle(array) result(handle)
+    type(zarr_array), intent(in) :: array
+    type(c_ptr) :: handle
+    handle = array%handle
+  end function array_c_handle
+
+  !> Makes a store or array of a C handle libzarr gave (for modules built on this one).
+  subroutine store_set_c_handle(store, handle)
+    type(zarr_store), intent(inout) :: store
+    type(c_ptr), intent(in) :: handle
+    store%handle = handle
+  end subroutine store_set_c_handle
+
+  subroutine array_set_c_handle(array, handle)
+    type(zarr_array), intent(inout) :: array
+    type(c_ptr), intent(in) :: handle
+    array%handle = handle
+  end subroutine array_set_c_handle
+
   !> The box libzarr reads or writes for a variable of `rank` and `extent` (Fortran order)
   !> whose values are libzarr's type `kind` of `itemsize` bytes (checked): `count` (default:
   !> the extent, 1 for dimensions past the variable's rank) values from `start` (1-based,
   !> default 1), both in Fortran order and of the array's rank, reversed for libzarr.
-  function box(array, rank, extent, kind, itemsize, start, count, cstart, ccount) &
+  function zarr_box(array, rank, extent, kind, itemsize, start, count, cstart, ccount) &
       result(status)
     type(zarr_array), intent(in) :: array
     integer, intent(in) :: rank
@@ -753,7 +933,7 @@ HELPERS = """  !> `text` as a NUL-terminated C string.
         ccount(i) = 1
       end if
     end do
-  end function box
+  end function zarr_box
 """
 
 
@@ -846,7 +1026,7 @@ def kinds_test():
 
 def main():
     try:
-        files = {MODULE: module(), KINDS_TEST: kinds_test()}
+        files = {MODULE: module(), KINDS_TEST: kinds_test(), MPI_MODULE: mpi_module()}
     except (MappingError, zarr_header.HeaderError) as e:
         sys.exit(f"scripts/generate-fortran.py: {e}")
     if sys.argv[1:] == ["--check"]:
