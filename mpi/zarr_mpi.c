@@ -392,6 +392,7 @@ typedef struct {
   int with_data;               /* writes carry the elements */
   const unsigned char *source; /* the rank's box buffer */
   const uint64_t *box_start, *box_count;
+  uint64_t first, end; /* the blocks of this round */
   size_t *sizes;       /* bytes per destination */
   unsigned char *out;  /* NULL while counting */
   size_t *offsets;     /* where each destination's next piece goes */
@@ -400,6 +401,7 @@ typedef struct {
 static void pack_piece(void *context, uint64_t block, const uint64_t *start,
                        const uint64_t *count) {
   pack_t *p = context;
+  if (block < p->first || block >= p->end) return;
   size_t n = p->g->ndim;
   int owner = (int)(block % (uint64_t)p->size);
   size_t bytes = header_bytes(n) +
@@ -490,14 +492,14 @@ done:
   return status;
 }
 
-/* Packs the pieces of this rank's box for their owners and sends them; the owners' received
- * bytes come back in `recv`/`recv_sizes`. */
+/* Packs the pieces of this rank's box in the blocks [first, end) for their owners and sends
+ * them; the owners' received bytes come back in `recv`/`recv_sizes`. */
 static zarr_status send_pieces(MPI_Comm comm, const grid_t *g, const uint64_t *start,
                                const uint64_t *count, const void *data, int with_data,
-                               unsigned char **recv, size_t **recv_sizes) {
-  int size;
-  size = ranks(comm);
-  pack_t p = {g, size, with_data, data, start, count, NULL, NULL, NULL};
+                               uint64_t first, uint64_t end, unsigned char **recv,
+                               size_t **recv_sizes) {
+  int size = ranks(comm);
+  pack_t p = {g, size, with_data, data, start, count, first, end, NULL, NULL, NULL};
   p.sizes = calloc((size_t)size, sizeof *p.sizes);
   p.offsets = calloc((size_t)size, sizeof *p.offsets);
   zarr_status status = ZARR_OK;
@@ -567,14 +569,6 @@ static int by_block(const void *a, const void *b) {
   return x->rank - y->rank;
 }
 
-static int boxes_meet(size_t ndim, const piece_t *a, const piece_t *b) {
-  for (size_t d = 0; d < ndim; d++) {
-    if (a->start[d] + a->count[d] <= b->start[d] || b->start[d] + b->count[d] <= a->start[d])
-      return 0;
-  }
-  return 1;
-}
-
 /* ---- Collective write and read -------------------------------------------------------------- */
 
 /* The grid of `array` and this rank's box checked against it, agreed by every rank (`local`:
@@ -606,62 +600,154 @@ static zarr_status hold_block(unsigned char **block, size_t bytes) {
   return ZARR_OK;
 }
 
-/* write_all, after the caller's own checks gave `local`. */
-static zarr_status write_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
-                             const uint64_t *start, const uint64_t *count, const void *data,
-                             size_t data_size) {
-  int size = ranks(comm);
-  grid_t g;
-  zarr_status status =
-      begin(comm, local, array, ndim, start, count, data, data_size, "data", &g);
-  if (status != ZARR_OK) return status;
+/* The bytes a collective call moves at most in one round, from one rank and to one owner:
+ * ZARR_MPI_ROUND_BYTES from the environment (at least 1), else 256 MiB. */
+static uint64_t round_bytes(void) {
+  const char *text = getenv("ZARR_MPI_ROUND_BYTES");
+  unsigned long long v = text != NULL ? strtoull(text, NULL, 10) : 0;
+  return v > 0 ? v : (uint64_t)256 << 20;
+}
 
-  unsigned char *recv = NULL, *block = NULL;
-  size_t *recv_sizes = NULL, npieces = 0;
-  piece_t *pieces = NULL;
-  status = send_pieces(comm, &g, start, count, data, 1, &recv, &recv_sizes);
-  if (status == ZARR_OK)
-    status = parse_pieces(&g, size, recv, recv_sizes, 1, &pieces, &npieces);
-  if (status == ZARR_OK) qsort(pieces, npieces, sizeof *pieces, by_block);
-  /* No two pieces of a block may overlap: checked everywhere before anything is written. */
-  for (size_t i = 0; i < npieces && status == ZARR_OK; i++) {
-    for (size_t j = i + 1; j < npieces && pieces[j].block == pieces[i].block; j++) {
-      if (boxes_meet(g.ndim, &pieces[i], &pieces[j])) {
-        status = fail(ZARR_ERR_INVALID_ARGUMENT,
-                      "the boxes of ranks %d and %d share elements (in block %llu): "
-                      "collective writes take disjoint boxes",
-                      pieces[i].rank, pieces[j].rank, (unsigned long long)pieces[i].block);
-        break;
+/* The rounds of a collective call: blocks [lo, hi] of every rank's boxes, `step` blocks a
+ * round. One round when every rank's box fits round_bytes(); else as many blocks a round as
+ * fit it (one block at least), so that no rank sends, and no owner receives, much more. */
+static void plan_rounds(MPI_Comm comm, const grid_t *g, const uint64_t *start,
+                        const uint64_t *count, uint64_t *lo, uint64_t *hi, uint64_t *step) {
+  unsigned long long first = ULLONG_MAX, last = 0, bytes = 0;
+  if (box_volume(g->ndim, count) > 0) {
+    first = last = 0;
+    for (size_t d = 0; d < g->ndim; d++) {
+      first = first * g->grid[d] + block_at(g, d, start[d]);
+      last = last * g->grid[d] + block_at(g, d, start[d] + count[d] - 1);
+    }
+    bytes = box_volume(g->ndim, count) * g->itemsize;
+  }
+  unsigned long long all_first, all_last, most;
+  MPI_Allreduce(&first, &all_first, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+  MPI_Allreduce(&last, &all_last, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  MPI_Allreduce(&bytes, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  if (all_first == ULLONG_MAX) { /* no rank has anything */
+    *lo = 1, *hi = 0, *step = 1;
+    return;
+  }
+  *lo = all_first, *hi = all_last, *step = all_last - all_first + 1;
+  uint64_t limit = round_bytes();
+  if (most <= limit) return;
+  uint64_t block = g->itemsize; /* the largest block's bytes */
+  for (size_t d = 0; d < g->ndim; d++) {
+    uint64_t widest = 0;
+    for (uint64_t i = 0; i < g->grid[d]; i++) {
+      uint64_t w = g->edges[d][i + 1] - g->edges[d][i];
+      widest = w > widest ? w : widest;
+    }
+    block *= widest;
+  }
+  *step = limit / block > 0 ? limit / block : 1;
+}
+
+/* Fails every rank unless the boxes of all ranks are disjoint (each rank checks them all). */
+static zarr_status check_disjoint(MPI_Comm comm, const grid_t *g, const uint64_t *start,
+                                  const uint64_t *count) {
+  int size = ranks(comm);
+  size_t n = g->ndim, width = n > 0 ? 2 * n : 1;
+  zarr_status status = ZARR_OK;
+  uint64_t *mine = calloc(width, sizeof *mine);
+  uint64_t *all = calloc((size_t)size * width, sizeof *all);
+  int failed = mine == NULL || all == NULL, any_failed;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+  if (any_failed) {
+    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the boxes of %d ranks", size);
+  } else {
+    /* A zero-dimensional array's one element: a box of one, given as count 1. */
+    if (n > 0) {
+      memcpy(mine, start, n * sizeof *start);
+      memcpy(mine + n, count, n * sizeof *count);
+    } else {
+      mine[0] = 1;
+    }
+    MPI_Allgather(mine, (int)width, MPI_UINT64_T, all, (int)width, MPI_UINT64_T, comm);
+    for (int a = 0; a < size && status == ZARR_OK; a++) {
+      const uint64_t *as = all + (size_t)a * width, *ac = n > 0 ? as + n : as;
+      if (box_volume(n > 0 ? n : 1, ac) == 0) continue;
+      for (int b = a + 1; b < size && status == ZARR_OK; b++) {
+        const uint64_t *bs = all + (size_t)b * width, *bc = n > 0 ? bs + n : bs;
+        int meet = box_volume(n > 0 ? n : 1, bc) > 0;
+        for (size_t d = 0; d < n && meet; d++)
+          meet = as[d] < bs[d] + bc[d] && bs[d] < as[d] + ac[d];
+        if (meet)
+          status = fail(ZARR_ERR_INVALID_ARGUMENT,
+                        "the boxes of ranks %d and %d share elements: collective writes take "
+                        "disjoint boxes",
+                        a, b);
       }
     }
   }
-  status = agree(comm, status);
+  free(mine);
+  free(all);
+  return agree(comm, status);
+}
+
+/* One round of a collective write: the pieces of the blocks [first, end) to their owners,
+ * which write each of those blocks once. Returns this rank's status. */
+static zarr_status write_round(MPI_Comm comm, const grid_t *g, zarr_array *array,
+                               const uint64_t *start, const uint64_t *count, const void *data,
+                               uint64_t first, uint64_t end) {
+  int size = ranks(comm);
+  unsigned char *recv = NULL, *block = NULL;
+  size_t *recv_sizes = NULL, npieces = 0;
+  piece_t *pieces = NULL;
+  zarr_status status =
+      send_pieces(comm, g, start, count, data, 1, first, end, &recv, &recv_sizes);
+  if (status == ZARR_OK) status = parse_pieces(g, size, recv, recv_sizes, 1, &pieces, &npieces);
+  if (status == ZARR_OK) qsort(pieces, npieces, sizeof *pieces, by_block);
   uint64_t bstart[64], bcount[64];
   for (size_t i = 0; i < npieces && status == ZARR_OK;) {
     size_t j = i;
     uint64_t covered = 0;
     while (j < npieces && pieces[j].block == pieces[i].block)
-      covered += box_volume(g.ndim, pieces[j++].count);
-    block_box(&g, pieces[i].block, bstart, bcount);
-    uint64_t elements = box_volume(g.ndim, bcount);
-    size_t bytes = (size_t)elements * g.itemsize;
+      covered += box_volume(g->ndim, pieces[j++].count);
+    block_box(g, pieces[i].block, bstart, bcount);
+    uint64_t elements = box_volume(g->ndim, bcount);
+    size_t bytes = (size_t)elements * g->itemsize;
     status = hold_block(&block, bytes);
     if (status != ZARR_OK) break;
     /* Only where the pieces leave part of the block uncovered is what is stored read. */
-    if (covered < elements) status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
+    if (covered < elements)
+      status = zarr_array_read(array, g->ndim, bstart, bcount, block, bytes);
     for (size_t k = i; k < j && status == ZARR_OK; k++)
-      copy_box(g.ndim, g.itemsize, pieces[k].start, pieces[k].count,
+      copy_box(g->ndim, g->itemsize, pieces[k].start, pieces[k].count,
                (unsigned char *)pieces[k].data, pieces[k].start, pieces[k].count, block,
                bstart, bcount, 1);
-    if (status == ZARR_OK) status = zarr_array_write(array, g.ndim, bstart, bcount, block, bytes);
+    if (status == ZARR_OK)
+      status = zarr_array_write(array, g->ndim, bstart, bcount, block, bytes);
     i = j;
   }
   free(block);
   free(pieces);
   free(recv);
   free(recv_sizes);
+  return status;
+}
+
+/* write_all, after the caller's own checks gave `local`. */
+static zarr_status write_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
+                             const uint64_t *start, const uint64_t *count, const void *data,
+                             size_t data_size) {
+  grid_t g;
+  zarr_status status =
+      begin(comm, local, array, ndim, start, count, data, data_size, "data", &g);
+  if (status != ZARR_OK) return status;
+  /* Boxes that overlap fail every rank before anything is written. */
+  status = check_disjoint(comm, &g, start, count);
+  uint64_t lo = 1, hi = 0, step = 1;
+  if (status == ZARR_OK) plan_rounds(comm, &g, start, count, &lo, &hi, &step);
+  for (uint64_t first = lo; first <= hi && status == ZARR_OK; first += step) {
+    uint64_t end = hi - first < step ? hi + 1 : first + step;
+    status = agree(comm, write_round(comm, &g, array, start, count, data, first, end));
+    if (end > hi) break;
+  }
   grid_free(&g);
-  return agree(comm, status);
+  return status;
 }
 
 /* Where a collective read's answers go: each owner's answers in `replies` from `next[owner]`
@@ -673,11 +759,13 @@ typedef struct {
   size_t *next;
   void *out;
   const uint64_t *start, *count;
+  uint64_t first, end; /* the blocks of this round */
 } place_t;
 
 static void place_answer(void *context, uint64_t block, const uint64_t *start,
                          const uint64_t *count) {
   place_t *p = context;
+  if (block < p->first || block >= p->end) return;
   int owner = (int)(block % (uint64_t)p->size);
   const unsigned char *answer = p->replies + p->next[owner];
   copy_box(p->g->ndim, p->g->itemsize, start, count, (unsigned char *)answer, start, count,
@@ -685,31 +773,30 @@ static void place_answer(void *context, uint64_t block, const uint64_t *start,
   p->next[owner] += (size_t)box_volume(p->g->ndim, count) * p->g->itemsize;
 }
 
-/* read_all, after the caller's own checks gave `local`. */
-static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
-                            const uint64_t *start, const uint64_t *count, void *out,
-                            size_t out_size) {
+/* One round of a collective read: requests for the blocks [first, end) to their owners, which
+ * read each of those blocks once and answer; every rank's answers placed in `out`. Returns the
+ * status the ranks agreed. */
+static zarr_status read_round(MPI_Comm comm, const grid_t *g, zarr_array *array,
+                              const uint64_t *start, const uint64_t *count, void *out,
+                              uint64_t first, uint64_t end) {
   int size = ranks(comm);
-  grid_t g;
-  zarr_status status = begin(comm, local, array, ndim, start, count, out, out_size, "out", &g);
-  if (status != ZARR_OK) return status;
-
   /* Requests to the owners, then the owners' answers: each request's elements, in the order
    * the requests came. */
   unsigned char *requests = NULL, *answers = NULL, *replies = NULL, *block = NULL;
   size_t *request_sizes = NULL, *answer_sizes = NULL, *reply_sizes = NULL, *offsets = NULL;
   size_t nrequests = 0;
   piece_t *asked = NULL;
-  status = send_pieces(comm, &g, start, count, NULL, 0, &requests, &request_sizes);
+  zarr_status status =
+      send_pieces(comm, g, start, count, NULL, 0, first, end, &requests, &request_sizes);
   if (status == ZARR_OK)
-    status = parse_pieces(&g, size, requests, request_sizes, 0, &asked, &nrequests);
+    status = parse_pieces(g, size, requests, request_sizes, 0, &asked, &nrequests);
   answer_sizes = calloc((size_t)size, sizeof *answer_sizes);
   offsets = calloc(nrequests + 1, sizeof *offsets);
   if (status == ZARR_OK && (answer_sizes == NULL || offsets == NULL))
     status = fail(ZARR_ERR_TOO_LARGE, "cannot hold %zu requests", nrequests);
   size_t total = 0;
   for (size_t i = 0; i < nrequests && status == ZARR_OK; i++) {
-    size_t bytes = (size_t)box_volume(g.ndim, asked[i].count) * g.itemsize;
+    size_t bytes = (size_t)box_volume(g->ndim, asked[i].count) * g->itemsize;
     offsets[i] = total;
     total += bytes;
     answer_sizes[asked[i].rank] += bytes;
@@ -735,13 +822,13 @@ static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array,
   for (size_t i = 0; i < nrequests && status == ZARR_OK;) {
     size_t j = i;
     while (j < nrequests && sorted[j].block == sorted[i].block) j++;
-    block_box(&g, sorted[i].block, bstart, bcount);
-    size_t bytes = (size_t)box_volume(g.ndim, bcount) * g.itemsize;
+    block_box(g, sorted[i].block, bstart, bcount);
+    size_t bytes = (size_t)box_volume(g->ndim, bcount) * g->itemsize;
     status = hold_block(&block, bytes);
-    if (status == ZARR_OK) status = zarr_array_read(array, g.ndim, bstart, bcount, block, bytes);
+    if (status == ZARR_OK) status = zarr_array_read(array, g->ndim, bstart, bcount, block, bytes);
     for (size_t k = i; k < j && status == ZARR_OK; k++) {
       size_t place = (size_t)(uintptr_t)sorted[k].data;
-      copy_box(g.ndim, g.itemsize, sorted[k].start, sorted[k].count, block, bstart, bcount,
+      copy_box(g->ndim, g->itemsize, sorted[k].start, sorted[k].count, block, bstart, bcount,
                answers + offsets[place], sorted[k].start, sorted[k].count, 1);
     }
     i = j;
@@ -758,7 +845,9 @@ static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array,
   status = agree(comm, status);
   if (status == ZARR_OK) {
     /* The answers come back per owner in the order this rank asked: place them. */
-    place_t ctx = {&g, size, replies, calloc((size_t)size, sizeof(size_t)), out, start, count};
+    place_t ctx = {g,     size,  replies, calloc((size_t)size, sizeof(size_t)),
+                   out,   start, count,   first,
+                   end};
     if (ctx.next == NULL) {
       status = fail(ZARR_ERR_TOO_LARGE, "cannot place the answers");
     } else {
@@ -767,7 +856,7 @@ static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array,
         ctx.next[r] = at;
         at += reply_sizes[r];
       }
-      visit_blocks(&g, start, count, place_answer, &ctx);
+      visit_blocks(g, start, count, place_answer, &ctx);
     }
     free(ctx.next);
   }
@@ -781,8 +870,25 @@ static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array,
   free(asked);
   free(sorted);
   free(block);
+  return status;
+}
+
+/* read_all, after the caller's own checks gave `local`. */
+static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
+                            const uint64_t *start, const uint64_t *count, void *out,
+                            size_t out_size) {
+  grid_t g;
+  zarr_status status = begin(comm, local, array, ndim, start, count, out, out_size, "out", &g);
+  if (status != ZARR_OK) return status;
+  uint64_t lo = 1, hi = 0, step = 1;
+  plan_rounds(comm, &g, start, count, &lo, &hi, &step);
+  for (uint64_t first = lo; first <= hi && status == ZARR_OK; first += step) {
+    uint64_t end = hi - first < step ? hi + 1 : first + step;
+    status = agree(comm, read_round(comm, &g, array, start, count, out, first, end));
+    if (end > hi) break;
+  }
   grid_free(&g);
-  return agree(comm, status);
+  return status;
 }
 
 zarr_status zarr_mpi_array_write_all(MPI_Comm comm, zarr_array *array, size_t ndim,
