@@ -203,7 +203,6 @@ impl Array {
 
     /// How the fields `names` move from a chunk's records into packed caller elements.
     fn field_copy(&self, names: &[&str]) -> Result<ElementCopy> {
-        self.require_fixed_size()?;
         let DataTypeKind::Structured(fields) = &self.metadata.dtype.kind else {
             return Err(Error::InvalidArgument(format!(
                 "array {:?} of {} has no fields",
@@ -211,6 +210,8 @@ impl Array {
                 self.metadata.dtype.typestr()
             )));
         };
+        // Records with object fields (pickle) have no fixed-size form to copy fields from.
+        self.require_fixed_size()?;
         let (packed, ranges) = select_fields(fields, names)?;
         Ok(ElementCopy {
             src_size: self.item_size(),
