@@ -729,6 +729,10 @@ static zarr_status write_round(MPI_Comm comm, const grid_t *g, zarr_array *array
   return status;
 }
 
+static zarr_status in_rounds(MPI_Comm comm, grid_t *g, zarr_array *array,
+                             const uint64_t *start, const uint64_t *count, int reading,
+                             void *buffer);
+
 /* write_all, after the caller's own checks gave `local`. */
 static zarr_status write_all(MPI_Comm comm, zarr_status local, zarr_array *array, size_t ndim,
                              const uint64_t *start, const uint64_t *count, const void *data,
@@ -739,15 +743,11 @@ static zarr_status write_all(MPI_Comm comm, zarr_status local, zarr_array *array
   if (status != ZARR_OK) return status;
   /* Boxes that overlap fail every rank before anything is written. */
   status = check_disjoint(comm, &g, start, count);
-  uint64_t lo = 1, hi = 0, step = 1;
-  if (status == ZARR_OK) plan_rounds(comm, &g, start, count, &lo, &hi, &step);
-  for (uint64_t first = lo; first <= hi && status == ZARR_OK; first += step) {
-    uint64_t end = hi - first < step ? hi + 1 : first + step;
-    status = agree(comm, write_round(comm, &g, array, start, count, data, first, end));
-    if (end > hi) break;
+  if (status != ZARR_OK) {
+    grid_free(&g);
+    return status;
   }
-  grid_free(&g);
-  return status;
+  return in_rounds(comm, &g, array, start, count, 0, (void *)data);
 }
 
 /* Where a collective read's answers go: each owner's answers in `replies` from `next[owner]`
@@ -880,14 +880,24 @@ static zarr_status read_all(MPI_Comm comm, zarr_status local, zarr_array *array,
   grid_t g;
   zarr_status status = begin(comm, local, array, ndim, start, count, out, out_size, "out", &g);
   if (status != ZARR_OK) return status;
+  return in_rounds(comm, &g, array, start, count, 1, out);
+}
+
+/* A collective write of `buffer` (or, `reading`, a read into it) in the rounds plan_rounds
+ * gives, every rank agreeing after each; frees `g`. */
+static zarr_status in_rounds(MPI_Comm comm, grid_t *g, zarr_array *array,
+                             const uint64_t *start, const uint64_t *count, int reading,
+                             void *buffer) {
   uint64_t lo = 1, hi = 0, step = 1;
-  plan_rounds(comm, &g, start, count, &lo, &hi, &step);
+  plan_rounds(comm, g, start, count, &lo, &hi, &step);
+  zarr_status status = ZARR_OK;
   for (uint64_t first = lo; first <= hi && status == ZARR_OK; first += step) {
     uint64_t end = hi - first < step ? hi + 1 : first + step;
-    status = agree(comm, read_round(comm, &g, array, start, count, out, first, end));
+    status = agree(comm, reading ? read_round(comm, g, array, start, count, buffer, first, end)
+                                 : write_round(comm, g, array, start, count, buffer, first, end));
     if (end > hi) break;
   }
-  grid_free(&g);
+  grid_free(g);
   return status;
 }
 

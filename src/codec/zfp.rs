@@ -165,6 +165,10 @@ mod imp {
         promotion: Option<Promotion>,
         /// The zfp field's sizes, slowest first (1 to 4 of them); `None`: one dimension.
         shape: Option<Vec<usize>>,
+        /// zarr-extensions' fixed rate: the length of a chunk as zarrs 0.23 writes it, where
+        /// it differs from zfp's (zarrs sets every rate as for a 3-D field, 4³ × rate bits a
+        /// block); such a chunk is read as zarrs wrote it.
+        zarrs_rate_length: Option<usize>,
     }
 
     /// Owns a `zfp_field`, a `zfp_stream` and its `bitstream`, freed on drop.
@@ -407,6 +411,7 @@ mod imp {
                 mode: write,
                 element,
                 promotion: None,
+                zarrs_rate_length: None,
                 shape,
             })
         }
@@ -452,12 +457,26 @@ mod imp {
                     "zfp refuses these expert parameters (it needs minbits <= maxbits, 1 <= maxprec <= 64 and minexp >= -1074)",
                 ));
             }
+            let rate_length = |dims: usize| -> Result<usize> {
+                let mut h = Handles::new()?;
+                h.set_field(element, &shape);
+                h.set_mode(mode, element, dims);
+                Ok(h.minimum_size().div_ceil(8) * 8)
+            };
+            let zarrs_rate_length = match mode {
+                Mode::Rate(_) if shape.len() != 3 => {
+                    let zarrs = rate_length(3)?;
+                    (zarrs != rate_length(shape.len())?).then_some(zarrs)
+                }
+                _ => None,
+            };
             Ok(Zfp {
                 flavour: Flavour::Zfp,
                 mode: Some(mode),
                 element,
                 promotion,
                 shape: Some(shape),
+                zarrs_rate_length,
             })
         }
 
@@ -480,27 +499,14 @@ mod imp {
             }
         }
 
-        /// The dimensions a zarr-extensions' fixed-rate stream of `stored` bytes was sized
-        /// for: the field's, or 3 for a stream of the length zarrs 0.23 writes where they
-        /// differ (zarrs sets every rate as for a 3-D field, 4³ × rate bits a block). The
-        /// field's dimensions are zfp's meaning, and what libzarr writes.
-        fn rate_dims(&self, stored: usize) -> Result<usize> {
-            let dims = self.shape.as_ref().map_or(1, Vec::len);
-            let (Flavour::Zfp, Some(mode @ Mode::Rate(_)), Some(shape)) =
-                (&self.flavour, self.mode, &self.shape)
-            else {
-                return Ok(dims);
-            };
-            let length = |dims: usize| -> Result<usize> {
-                let mut h = Handles::new()?;
-                h.set_field(self.element, shape);
-                h.set_mode(mode, self.element, dims);
-                Ok(h.minimum_size().div_ceil(8) * 8)
-            };
-            if dims != 3 && stored != length(dims)? && stored == length(3)? {
-                return Ok(3);
+        /// The dimensions a stream of `stored` bytes was sized for: the field's (zfp's
+        /// meaning, and what libzarr writes), or 3 for a fixed-rate stream of the length zarrs
+        /// writes.
+        fn rate_dims(&self, stored: usize) -> usize {
+            match self.zarrs_rate_length {
+                Some(length) if length == stored => 3,
+                _ => self.shape.as_ref().map_or(1, Vec::len),
             }
-            Ok(dims)
         }
 
         /// Reads the stream's field (and, for zfpy, its mode from the header) into `h`, `h`
@@ -569,7 +575,7 @@ mod imp {
             let mut h = Handles::new()?;
             // The header alone first (at most 148 bits), to learn how far the stream may read.
             let mut head = words_of(&input[..input.len().min(32)], 32)?;
-            let rate_dims = self.rate_dims(input.len())?;
+            let rate_dims = self.rate_dims(input.len());
             let (least, most) = self.read_field(&mut h, &mut head, count, rate_dims)?;
             // SAFETY: a live field.
             let held = unsafe { ffi::zfp_field_size(h.field, std::ptr::null_mut()) };
