@@ -214,6 +214,9 @@ static zarr_status grid_of(zarr_array *array, size_t ndim, grid_t *g) {
   status = zarr_array_shape(array, ndim, g->shape);
   if (status == ZARR_OK) status = zarr_array_grid_shape(array, ndim, g->grid);
   if (status != ZARR_OK) goto done;
+  /* A regular grid's edges are multiples of its block shape (zarr_array_chunks: the shard
+   * shape of a sharded array); a rectilinear grid's, asked block by block. */
+  int regular = zarr_array_chunks(array, ndim, box_count) == ZARR_OK;
   g->nblocks = 1;
   for (size_t d = 0; d < ndim; d++) {
     g->nblocks *= g->grid[d];
@@ -227,6 +230,10 @@ static zarr_status grid_of(zarr_array *array, size_t ndim, grid_t *g) {
       goto done;
     }
     for (uint64_t i = 0; i < g->grid[d]; i++) {
+      if (regular) {
+        g->edges[d][i] = i * box_count[d];
+        continue;
+      }
       first[d] = i;
       status = zarr_array_block_box(array, ndim, first, one, box_start, box_count);
       if (status != ZARR_OK) goto done;
@@ -645,6 +652,53 @@ static void plan_rounds(MPI_Comm comm, const grid_t *g, const uint64_t *start,
   *step = limit / block > 0 ? limit / block : 1;
 }
 
+/* A rank's box in the overlap check's order: by its start along the sweep's dimension. */
+typedef struct {
+  uint64_t key;
+  int rank;
+} sweep_t;
+
+static int by_key(const void *a, const void *b) {
+  const sweep_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->rank - y->rank;
+}
+
+/* Finds two of the non-empty boxes `order[0..n)` that share elements (`all` holds each rank's
+ * start then count, `width` values a rank); 0 when none do. A sweep along the dimension where
+ * the boxes are thinnest against the array: sorted by their start there, each box is compared
+ * only with those that start before it ends, so slabs (by rows, by columns) cost n log n, not
+ * n squared. */
+static int find_overlap(const grid_t *g, const uint64_t *all, size_t width, sweep_t *order,
+                        int n, int *a, int *b) {
+  size_t nd = g->ndim, axis = 0;
+  if (n < 2) return 0;
+  double thinnest = 2;
+  for (size_t d = 0; d < nd; d++) {
+    double share = 0;
+    for (int i = 0; i < n; i++)
+      share += (double)all[(size_t)order[i].rank * width + nd + d] / (double)g->shape[d];
+    if (share / n < thinnest) thinnest = share / n, axis = d;
+  }
+  for (int i = 0; i < n; i++) order[i].key = nd > 0 ? all[(size_t)order[i].rank * width + axis] : 0;
+  qsort(order, (size_t)n, sizeof *order, by_key);
+  for (int i = 0; i < n; i++) {
+    const uint64_t *is = all + (size_t)order[i].rank * width, *ic = is + nd;
+    for (int j = i + 1; j < n; j++) {
+      const uint64_t *js = all + (size_t)order[j].rank * width, *jc = js + nd;
+      if (nd > 0 && js[axis] >= is[axis] + ic[axis]) break;
+      int meet = 1;
+      for (size_t d = 0; d < nd && meet; d++) meet = is[d] < js[d] + jc[d] && js[d] < is[d] + ic[d];
+      if (meet) {
+        *a = order[i].rank < order[j].rank ? order[i].rank : order[j].rank;
+        *b = order[i].rank < order[j].rank ? order[j].rank : order[i].rank;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* Fails every rank unless the boxes of all ranks are disjoint (each rank checks them all). */
 static zarr_status check_disjoint(MPI_Comm comm, const grid_t *g, const uint64_t *start,
                                   const uint64_t *count) {
@@ -653,7 +707,8 @@ static zarr_status check_disjoint(MPI_Comm comm, const grid_t *g, const uint64_t
   zarr_status status = ZARR_OK;
   uint64_t *mine = calloc(width, sizeof *mine);
   uint64_t *all = calloc((size_t)size * width, sizeof *all);
-  int failed = mine == NULL || all == NULL, any_failed;
+  sweep_t *order = calloc((size_t)size, sizeof *order);
+  int failed = mine == NULL || all == NULL || order == NULL, any_failed;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
   if (any_failed) {
     status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the boxes of %d ranks", size);
@@ -666,24 +721,19 @@ static zarr_status check_disjoint(MPI_Comm comm, const grid_t *g, const uint64_t
       mine[0] = 1;
     }
     MPI_Allgather(mine, (int)width, MPI_UINT64_T, all, (int)width, MPI_UINT64_T, comm);
-    for (int a = 0; a < size && status == ZARR_OK; a++) {
-      const uint64_t *as = all + (size_t)a * width, *ac = n > 0 ? as + n : as;
-      if (box_volume(n > 0 ? n : 1, ac) == 0) continue;
-      for (int b = a + 1; b < size && status == ZARR_OK; b++) {
-        const uint64_t *bs = all + (size_t)b * width, *bc = n > 0 ? bs + n : bs;
-        int meet = box_volume(n > 0 ? n : 1, bc) > 0;
-        for (size_t d = 0; d < n && meet; d++)
-          meet = as[d] < bs[d] + bc[d] && bs[d] < as[d] + ac[d];
-        if (meet)
-          status = fail(ZARR_ERR_INVALID_ARGUMENT,
-                        "the boxes of ranks %d and %d share elements: collective writes take "
-                        "disjoint boxes",
-                        a, b);
-      }
-    }
+    int nonempty = 0, a = 0, b = 0;
+    for (int r = 0; r < size; r++)
+      if (box_volume(n > 0 ? n : 1, all + (size_t)r * width + (n > 0 ? n : 0)) > 0)
+        order[nonempty++].rank = r;
+    if (find_overlap(g, all, width, order, nonempty, &a, &b))
+      status = fail(ZARR_ERR_INVALID_ARGUMENT,
+                    "the boxes of ranks %d and %d share elements: collective writes take "
+                    "disjoint boxes",
+                    a, b);
   }
   free(mine);
   free(all);
+  free(order);
   return agree(comm, status);
 }
 
