@@ -9,7 +9,8 @@
  * some ranks empty, and a partial write over stored values; every rank reads its box back
  * collectively and rank 0 reads the whole array serially against the expected values. A bad
  * box on one rank, and boxes that overlap, fail every rank with the same status and message
- * and leave the array unchanged. In a directory, rank 0 leaves the values each array should hold in
+ * and leave the array unchanged; so do opening a missing array, creating one from bad metadata
+ * and writing through a store opened read-only. In a directory, rank 0 leaves the values each array should hold in
  * DIR/PATH.expected (int32, little-endian, C order) for zarr-python to compare with
  * (tests/interop/test_mpi_stores.py). Exit status 0 when every check passes (on every rank).
  */
@@ -269,6 +270,66 @@ static void run(zarr_store *store, const char *dir, const char *path, const char
   save_expected(dir, path, expected);
 }
 
+/* Whether every rank holds status `s` and the same message (compared by length and a sum of
+ * its bytes). */
+static int same_everywhere(zarr_status s) {
+  const char *m = zarr_last_error();
+  long mine[3] = {s, (long)strlen(m), 0}, lo[3], hi[3];
+  for (const char *c = m; *c; c++) mine[2] = (mine[2] * 31 + (unsigned char)*c) % 1000003;
+  MPI_Allreduce(mine, lo, 3, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 3, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return memcmp(lo, hi, sizeof lo) == 0;
+}
+
+/* Failures every rank must share: opening a missing array, creating one from bad metadata,
+ * and a write that fails on the owners alone (a store opened read-only), which leaves the
+ * array as it was. */
+static void errors(const char *location) {
+  zarr_store *store = NULL;
+  OK(zarr_mpi_store_open(MPI_COMM_WORLD, location, ZARR_MODE_READ, NULL, &store));
+  if (store == NULL) return;
+  zarr_array *a = NULL;
+  zarr_status s = zarr_mpi_array_open(MPI_COMM_WORLD, store, "missing", &a);
+  CHECK(s == ZARR_ERR_NOT_FOUND && a == NULL, "opening a missing array gave %s",
+        zarr_status_name(s));
+  CHECK(strstr(zarr_last_error(), "missing") != NULL, "message: %s", zarr_last_error());
+  CHECK(same_everywhere(s), "ranks disagree on a missing array: %s", zarr_last_error());
+
+  zarr_store *writable = NULL;
+  OK(zarr_mpi_store_open(MPI_COMM_WORLD, location, ZARR_MODE_WRITE, NULL, &writable));
+  s = zarr_mpi_array_create(MPI_COMM_WORLD, writable, "bad",
+                            "{\"shape\": [4], \"chunks\": [0], \"dtype\": \"<i4\"}", &a);
+  CHECK(s == ZARR_ERR_INVALID_METADATA && a == NULL, "bad metadata gave %s", zarr_status_name(s));
+  CHECK(strstr(zarr_last_error(), "chunks") != NULL, "message: %s", zarr_last_error());
+  CHECK(same_everywhere(s), "ranks disagree on bad metadata: %s", zarr_last_error());
+  zarr_array *bad = NULL;
+  if (rank == 0)
+    CHECK(zarr_array_open(writable, "bad", &bad) == ZARR_ERR_NOT_FOUND, "bad metadata was stored");
+  zarr_array_close(bad);
+  if (writable != NULL) OK(zarr_store_close(writable));
+
+  OK(zarr_mpi_array_open(MPI_COMM_WORLD, store, "v2", &a));
+  if (a == NULL) {
+    zarr_store_close(store);
+    return;
+  }
+  uint64_t origin[2] = {0, 0}, all[2] = {ROWS, COLS};
+  static int32_t before[ROWS * COLS], after[ROWS * COLS];
+  OK(zarr_mpi_array_read_all(MPI_COMM_WORLD, a, 2, origin, all, before, sizeof before));
+  uint64_t per = (ROWS + size - 1) / size, r0 = rank * per < ROWS ? rank * per : ROWS;
+  uint64_t start[2] = {r0, 0}, count[2] = {r0 + per < ROWS ? per : ROWS - r0, COLS};
+  if (count[0] == 0) count[1] = 0;
+  static int32_t rows[ROWS * COLS];
+  s = zarr_mpi_array_write_all(MPI_COMM_WORLD, a, 2, start, count, rows,
+                               (size_t)(count[0] * count[1]) * sizeof *rows);
+  CHECK(s == ZARR_ERR_READ_ONLY, "writing to a read-only store gave %s", zarr_status_name(s));
+  CHECK(same_everywhere(s), "ranks disagree on a failed write: %s", zarr_last_error());
+  OK(zarr_mpi_array_read_all(MPI_COMM_WORLD, a, 2, origin, all, after, sizeof after));
+  CHECK(memcmp(before, after, sizeof before) == 0, "a failed write changed the array");
+  OK(zarr_array_close(a));
+  OK(zarr_store_close(store));
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -303,6 +364,7 @@ int main(int argc, char **argv) {
         " \"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0,"
         " \"codecs\": [{\"name\": \"bytes\"}]}");
     OK(zarr_store_close(store));
+    errors(argv[1]);
   }
   int all_failures = 0;
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
