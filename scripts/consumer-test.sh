@@ -7,7 +7,8 @@
 # system's codec libraries, against the static and the shared library; then the Fortran
 # program tests/consumer/fortran/app.f90, with the CMake package and by hand; then, where
 # libzarr_mpi was installed, tests/consumer/mpi/app.c on two ranks with the CMake package's
-# `mpi` component and with mpicc and pkg-config (ZARR_REQUIRE_MPI set: it must be). Checks what each
+# `mpi` component and with mpicc and pkg-config, and tests/consumer/mpi-fortran/app.f90 with
+# the package's Zarr::zarr_mpi_fortran and with mpif90 by hand (ZARR_REQUIRE_MPI set: it must be). Checks what each
 # program links (NEEDED), the installed files, and that the shared and static libraries
 # define zarr_* functions alone. Also runs the installed `zarr` tool, loads the installed GDAL
 # plugin into gdalinfo, and builds libzarr as a
@@ -103,18 +104,34 @@ gfortran -Wall -Werror tests/consumer/fortran/app.f90 -I"$prefix/include" -L"$li
 check "gfortran by hand" "$work/fortran-by-hand" yes
 
 # MPI: the CMake package's component, and mpicc with pkg-config, run on two ranks (OpenMPI is
-# told to allow root and more ranks than cores; other MPIs ignore the variables).
+# told to allow root and more ranks than cores; other MPIs ignore the variables); then the
+# Fortran module, with the CMake package and by hand with mpif90.
 if [ -e "$libdir/libzarr_mpi.so" ]; then
-  mpirun() {
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-      mpiexec -n 2 "$@"
+  run_mpi() { # run_mpi NAME PROGRAM STORE: rank 0 must print "ok"
+    local out
+    out=$(cd "$work" && env -u LD_LIBRARY_PATH OMPI_ALLOW_RUN_AS_ROOT=1 \
+      OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+      mpiexec -n 2 "$2" "$3" 2>"$work/mpi.err") ||
+      { echo "$1: the program failed: $out $(cat "$work/mpi.err")" >&2; exit 1; }
+    [ "$out" = ok ] || { echo "$1: $out" >&2; exit 1; }
+    echo "$1: $out"
   }
   quiet cmake -S tests/consumer/mpi -B "$work/mpi" -DCMAKE_PREFIX_PATH="$prefix"
   quiet cmake --build "$work/mpi"
-  echo "CMake package, MPI: $(cd "$work" && mpirun "$work/mpi/app" "$work/mpi.zarr")"
+  run_mpi "CMake package, MPI" "$work/mpi/app" "$work/mpi.zarr"
   mpicc -std=c11 -Wall -Wextra -Werror tests/consumer/mpi/app.c $(pc --cflags --libs zarr-mpi) \
     -Wl,-rpath,"$libdir" -o "$work/mpi-pkg-config"
-  echo "pkg-config, MPI: $(cd "$work" && mpirun "$work/mpi-pkg-config" "$work/mpi-pc.zarr")"
+  run_mpi "pkg-config, MPI" "$work/mpi-pkg-config" "$work/mpi-pc.zarr"
+  for file in include/zarr_mpi.h include/zarr_mpi.mod lib/libzarr_mpi_fortran.a; do
+    [ -f "$prefix/$file" ] || { echo "the install lacks $file" >&2; exit 1; }
+  done
+  quiet cmake -S tests/consumer/mpi-fortran -B "$work/mpi-fortran" -DCMAKE_PREFIX_PATH="$prefix"
+  quiet cmake --build "$work/mpi-fortran"
+  run_mpi "CMake package, MPI Fortran" "$work/mpi-fortran/app" "$work/mpi-fortran.zarr"
+  mpif90 -Wall -Werror tests/consumer/mpi-fortran/app.f90 -I"$prefix/include" -L"$libdir" \
+    -lzarr_mpi_fortran -lzarr_fortran -lzarr_mpi -lzarr -Wl,-rpath,"$libdir" \
+    -o "$work/mpi-fortran-by-hand"
+  run_mpi "mpif90 by hand" "$work/mpi-fortran-by-hand" "$work/mpi-fortran-hand.zarr"
 elif [ -n "${ZARR_REQUIRE_MPI:-}" ]; then
   echo "libzarr_mpi was not installed" >&2
   exit 1
