@@ -204,7 +204,8 @@ module zarr
       zarr_features, zarr_has_feature, zarr_last_error, zarr_set_last_error, zarr_string_free, &
       zarr_status_name_c, zarr_store_open, zarr_store_open_options, zarr_store_flush, &
       zarr_store_close, zarr_store_request_stats, zarr_consolidate_metadata, &
-      zarr_store_refresh_consolidated, zarr_store_uses_consolidated, zarr_store_callback_error, &
+      zarr_store_refresh_consolidated, zarr_store_consolidated_json, &
+      zarr_store_use_consolidated_json, zarr_store_uses_consolidated, zarr_store_callback_error, &
       zarr_store_open_callbacks, zarr_store_value_size, zarr_store_get, zarr_store_set, &
       zarr_store_erase, zarr_store_list_keys, zarr_store_list_dir, zarr_store_getsize, &
       zarr_store_rmdir, zarr_group_create, zarr_group_create_format, zarr_group_create_mode, &
@@ -524,6 +525,20 @@ module zarr
       logical(c_bool), intent(out), optional :: out_in_use
       integer(c_int32_t) :: zarr_store_refresh_consolidated
     end function zarr_store_refresh_consolidated
+    function zarr_store_consolidated_json(store, out_json) bind(c, &
+        name="zarr_store_consolidated_json")
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      type(c_ptr), intent(out), optional :: out_json
+      integer(c_int32_t) :: zarr_store_consolidated_json
+    end function zarr_store_consolidated_json
+    function zarr_store_use_consolidated_json(store, json) bind(c, &
+        name="zarr_store_use_consolidated_json")
+      import :: c_char, c_int32_t, c_ptr
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in), optional :: json(*)
+      integer(c_int32_t) :: zarr_store_use_consolidated_json
+    end function zarr_store_use_consolidated_json
     function zarr_store_uses_consolidated(store, out_in_use) bind(c, &
         name="zarr_store_uses_consolidated")
       import :: c_bool, c_int32_t, c_ptr

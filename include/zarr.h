@@ -1161,6 +1161,29 @@ zarr_status zarr_consolidate_metadata(zarr_store *store);
 zarr_status zarr_store_refresh_consolidated(zarr_store *store, bool *out_in_use);
 
 /**
+ * The consolidated metadata the store answers metadata lookups from, as one JSON document in
+ * `.zmetadata`'s format holding every document by key (`zarr.json` ones too), or NULL when it
+ * uses none; free with `zarr_string_free`. Nothing is read: for handing to
+ * `zarr_store_use_consolidated_json` in other processes, so that many open a hierarchy for
+ * the requests of one (libzarr_mpi's `zarr_mpi_store_open` does).
+ *
+ * # Safety
+ * `store` must be a live handle and `out_json` writable.
+ */
+zarr_status zarr_store_consolidated_json(const zarr_store *store, char **out_json);
+
+/**
+ * Answers the store's metadata lookups from `json`, consolidated metadata as
+ * `zarr_store_consolidated_json` gives it, from now on; NULL: from each node's own documents.
+ * Nothing is read or written. A document that is not consolidated metadata is
+ * `ZARR_ERR_INVALID_METADATA` (and the store keeps what it used).
+ *
+ * # Safety
+ * `store` must be a live handle; `json` NULL or a NUL-terminated string.
+ */
+zarr_status zarr_store_use_consolidated_json(zarr_store *store, const char *json);
+
+/**
  * Whether the store answers metadata lookups from consolidated metadata.
  *
  * # Safety

@@ -27,9 +27,28 @@ const FORMAT: u64 = 1;
 /// Reads the consolidated metadata, if the store has any, and answers metadata keys from it
 /// from now on; without, metadata is read from the store as usual. Returns whether it was
 /// found. Also refreshes consolidated metadata that went stale. A v3 root (`zarr.json`) uses
-/// its own consolidated metadata and never a `.zmetadata` beside it.
+/// its own consolidated metadata and never a `.zmetadata` beside it. On failure the store
+/// keeps what it used.
 pub fn load(store: &StoreHandle) -> Result<bool> {
+    keeping_on_failure(store, load_afresh)
+}
+
+/// Runs `f` on the store with no consolidated metadata in use (so that it reads the stored
+/// documents); when it fails, the store goes on with what it used before.
+fn keeping_on_failure<T>(
+    store: &StoreHandle,
+    f: impl FnOnce(&StoreHandle) -> Result<T>,
+) -> Result<T> {
+    let before = store.consolidated_documents();
     store.use_consolidated(None);
+    let result = f(store);
+    if result.is_err() {
+        store.use_consolidated(before);
+    }
+    result
+}
+
+fn load_afresh(store: &StoreHandle) -> Result<bool> {
     // Both asked for at once: one round trip on a remote store.
     let key = store.consolidated_key();
     let [root, zmetadata]: [Option<Vec<u8>>; 2] = store
@@ -50,11 +69,35 @@ pub fn load(store: &StoreHandle) -> Result<bool> {
     Ok(true)
 }
 
+/// The consolidated metadata the store answers from, as one document in `.zmetadata`'s format
+/// holding every document by key (`zarr.json` ones too); `None` when it uses none. Nothing is
+/// read: for another handle to [`adopt`].
+pub fn in_use(store: &StoreHandle) -> Result<Option<Vec<u8>>> {
+    store
+        .consolidated_documents()
+        .map(|d| render(&d))
+        .transpose()
+}
+
+/// Answers metadata keys from `document`, consolidated metadata as [`in_use`] gives it, from
+/// now on (`None`: from the store); nothing is read.
+pub fn adopt(store: &StoreHandle, document: Option<&[u8]>) -> Result<()> {
+    let documents = document
+        .map(|d| parse(d, "the consolidated metadata given"))
+        .transpose()?;
+    store.use_consolidated(documents);
+    Ok(())
+}
+
 /// Consolidates the store's metadata documents (read from the store itself, not from
 /// consolidated metadata in use) and uses them from now on: into `.zmetadata` for a v2
-/// hierarchy, into the root group's `zarr.json` for a v3 one.
+/// hierarchy, into the root group's `zarr.json` for a v3 one. On failure the store keeps
+/// what it used.
 pub fn consolidate(store: &StoreHandle) -> Result<()> {
-    store.use_consolidated(None);
+    keeping_on_failure(store, consolidate_afresh)
+}
+
+fn consolidate_afresh(store: &StoreHandle) -> Result<()> {
     if store.contains(ZARR_JSON)? {
         return consolidate_v3(store);
     }

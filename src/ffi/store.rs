@@ -1,6 +1,6 @@
 //! `zarr_store`: an open key/value store.
 
-use super::boundary::{give_handle, out_arg, ref_arg, run, str_arg};
+use super::boundary::{give_handle, give_string, out_arg, ref_arg, run, str_arg};
 use super::status::zarr_status;
 use crate::consolidated;
 use crate::error::{Error, Result};
@@ -343,7 +343,8 @@ pub unsafe extern "C" fn zarr_store_request_stats(
 /// `.zmetadata`; a v3 root that is an array is `ZARR_ERR_INVALID_ARGUMENT`). The store uses it
 /// from then on. Call it again after changing the hierarchy's metadata to bring it up to date.
 /// A read-only store is `ZARR_ERR_READ_ONLY`; an unreadable metadata document is
-/// `ZARR_ERR_INVALID_METADATA` naming its key.
+/// `ZARR_ERR_INVALID_METADATA` naming its key. A failed call leaves the handle using what it
+/// used before.
 ///
 /// # Safety
 /// `store` must be a live handle.
@@ -354,7 +355,8 @@ pub unsafe extern "C" fn zarr_consolidate_metadata(store: *mut zarr_store) -> za
 
 /// Reads the store's consolidated metadata again, for when others changed it since the store was
 /// opened; without one, metadata is read from each node again. `*out_in_use` (may be NULL)
-/// tells whether consolidated metadata is in use afterwards.
+/// tells whether consolidated metadata is in use afterwards. A failed call (an unreachable
+/// store, a damaged document) leaves the handle using what it used before.
 ///
 /// # Safety
 /// `store` must be a live handle; `out_in_use` NULL or writable.
@@ -369,6 +371,58 @@ pub unsafe extern "C" fn zarr_store_refresh_consolidated(
             *out_arg(out_in_use, "out_in_use")? = found;
         }
         Ok(())
+    })
+}
+
+/// The consolidated metadata the store answers metadata lookups from, as one JSON document in
+/// `.zmetadata`'s format holding every document by key (`zarr.json` ones too), or NULL when it
+/// uses none; free with `zarr_string_free`. Nothing is read: for handing to
+/// `zarr_store_use_consolidated_json` in other processes, so that many open a hierarchy for
+/// the requests of one (libzarr_mpi's `zarr_mpi_store_open` does).
+///
+/// # Safety
+/// `store` must be a live handle and `out_json` writable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_consolidated_json(
+    store: *const zarr_store,
+    out_json: *mut *mut c_char,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let out = out_arg(out_json, "out_json")?;
+        *out = std::ptr::null_mut();
+        match consolidated::in_use(&store.inner)? {
+            Some(document) => give_string(
+                out,
+                String::from_utf8(document).map_err(|_| {
+                    Error::InvalidMetadata("consolidated metadata is not UTF-8".into())
+                })?,
+            ),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Answers the store's metadata lookups from `json`, consolidated metadata as
+/// `zarr_store_consolidated_json` gives it, from now on; NULL: from each node's own documents.
+/// Nothing is read or written. A document that is not consolidated metadata is
+/// `ZARR_ERR_INVALID_METADATA` (and the store keeps what it used).
+///
+/// # Safety
+/// `store` must be a live handle; `json` NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_use_consolidated_json(
+    store: *mut zarr_store,
+    json: *const c_char,
+) -> zarr_status {
+    run(|| {
+        let store = ref_arg(store, "store")?;
+        let document = if json.is_null() {
+            None
+        } else {
+            Some(str_arg(json, "json")?)
+        };
+        consolidated::adopt(&store.inner, document.map(str::as_bytes))
     })
 }
 

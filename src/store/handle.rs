@@ -184,6 +184,11 @@ impl StoreHandle {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = documents;
     }
 
+    /// The consolidated metadata in use, if any: a copy.
+    pub fn consolidated_documents(&self) -> Option<MetadataDocuments> {
+        self.consolidated_view().clone()
+    }
+
     /// Whether metadata keys are answered from consolidated metadata.
     pub fn uses_consolidated(&self) -> bool {
         self.consolidated_view().is_some()
