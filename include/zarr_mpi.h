@@ -24,7 +24,9 @@ extern "C" {
 
 /**
  * Opens the store at `location` on every rank of `comm` (as `zarr_store_open_options`;
- * `options_json` may be NULL).
+ * `options_json` may be NULL). Rank 0 opens it first, creating or emptying it as `mode` says
+ * and reading its consolidated metadata; the other ranks then open it without changing it
+ * and answer metadata lookups from rank 0's consolidated metadata: the requests of one rank.
  */
 zarr_status zarr_mpi_store_open(MPI_Comm comm, const char *location, zarr_open_mode mode,
                                 const char *options_json, zarr_store **out_store);

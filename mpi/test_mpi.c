@@ -270,6 +270,42 @@ static void run(zarr_store *store, const char *dir, const char *path, const char
   save_expected(dir, path, expected);
 }
 
+/* The requests a store handle sent so far, summed over the ranks (0 for a local store). */
+static uint64_t sent_by(zarr_store *store) {
+  zarr_request_stats stats;
+  memset(&stats, 0, sizeof stats);
+  if (store != NULL) OK(zarr_store_request_stats(store, &stats)); /* local stores: zeros */
+  unsigned long long mine = stats.requests, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return all;
+}
+
+/* Rank 0 consolidates the store's metadata; then a collective open uses it on every rank, for
+ * the requests of one rank opening the store alone, and opening an array costs none. */
+static void open_consolidated(zarr_store *store, const char *location) {
+  if (rank == 0) OK(zarr_consolidate_metadata(store));
+  MPI_Barrier(MPI_COMM_WORLD);
+  zarr_store *shared = NULL, *alone = NULL;
+  OK(zarr_mpi_store_open(MPI_COMM_WORLD, location, ZARR_MODE_READ, NULL, &shared));
+  uint64_t collective = sent_by(shared);
+  if (rank == 0) OK(zarr_store_open(location, ZARR_MODE_READ, &alone));
+  uint64_t serial = sent_by(alone);
+  CHECK(collective == serial, "%d ranks opening the store sent %llu requests, one rank alone %llu",
+        size, (unsigned long long)collective, (unsigned long long)serial);
+  zarr_store_close(alone);
+  if (shared == NULL) return;
+  bool in_use = false;
+  OK(zarr_store_uses_consolidated(shared, &in_use));
+  CHECK(in_use, "a collective open does not use the consolidated metadata");
+  zarr_array *a = NULL;
+  uint64_t before = sent_by(shared);
+  OK(zarr_mpi_array_open(MPI_COMM_WORLD, shared, "v2", &a)); /* (v3 nodes: not in .zmetadata) */
+  CHECK(sent_by(shared) == before, "opening an array from consolidated metadata sent %llu requests",
+        (unsigned long long)(sent_by(shared) - before));
+  zarr_array_close(a);
+  OK(zarr_store_close(shared));
+}
+
 /* Whether every rank holds status `s` and the same message (compared by length and a sum of
  * its bytes). */
 static int same_everywhere(zarr_status s) {
@@ -363,6 +399,7 @@ int main(int argc, char **argv) {
         " \"chunk_shapes\": [[10, 3, 20, 4], [[5, 4], 3]]}},"
         " \"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0,"
         " \"codecs\": [{\"name\": \"bytes\"}]}");
+    open_consolidated(store, argv[1]);
     OK(zarr_store_close(store));
     errors(argv[1]);
   }

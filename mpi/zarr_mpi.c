@@ -65,12 +65,15 @@ static zarr_status agree(MPI_Comm comm, zarr_status status) {
   return agreed;
 }
 
-/* Sends rank 0's text (NULL on other ranks) to every rank: a new string, or NULL. */
-static char *broadcast_text(MPI_Comm comm, const char *text) {
+/* Sends rank 0's text (ignored on other ranks; NULL too) to every rank: `*out` a new string,
+ * or NULL when rank 0's was. ZARR_ERR_TOO_LARGE when a rank cannot hold it. */
+static zarr_status broadcast_text(MPI_Comm comm, const char *text, char **out) {
   int rank;
   MPI_Comm_rank(comm, &rank);
-  unsigned long long length = rank == 0 ? strlen(text) + 1 : 0;
+  unsigned long long length = rank == 0 && text != NULL ? strlen(text) + 1 : 0;
   MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  *out = NULL;
+  if (length == 0) return ZARR_OK;
   char *copy = malloc(length);
   if (copy != NULL && rank == 0) memcpy(copy, text, length);
   /* Sent in pieces an int counts: a document has no limit of its own. */
@@ -78,18 +81,50 @@ static char *broadcast_text(MPI_Comm comm, const char *text) {
     unsigned long long part = length - at < INT_MAX ? length - at : INT_MAX;
     if (copy != NULL) MPI_Bcast(copy + at, (int)part, MPI_CHAR, 0, comm);
   }
-  return copy;
+  *out = copy;
+  return copy != NULL ? ZARR_OK
+                      : fail(ZARR_ERR_TOO_LARGE, "cannot hold a document of %llu bytes", length);
 }
 
 /* ---- Opening and creating ----------------------------------------------------------------- */
 
+/* The mode the other ranks open a store in once rank 0 opened it in `mode`: nothing created
+ * or removed again (read-write as "r+", read-only as given), the flags kept, and consolidated
+ * metadata not read (rank 0 sends its own). */
+static zarr_open_mode follower_mode(zarr_open_mode mode) {
+  zarr_open_mode flags = mode & ~(zarr_open_mode)15, access = mode & 15;
+  return (access == ZARR_MODE_READ ? ZARR_MODE_READ : ZARR_MODE_UPDATE) | flags |
+         ZARR_OPEN_IGNORE_CONSOLIDATED;
+}
+
 zarr_status zarr_mpi_store_open(MPI_Comm comm, const char *location, zarr_open_mode mode,
                                 const char *options_json, zarr_store **out_store) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
   zarr_store *store = NULL;
-  zarr_status status = out_store == NULL
-                           ? fail(ZARR_ERR_NULL_POINTER, "argument out_store is NULL")
-                           : zarr_store_open_options(location, mode, options_json, &store);
+  char *consolidated = NULL, *shared = NULL;
+  /* Rank 0 opens it first (creating or emptying it as `mode` says, reading its consolidated
+   * metadata), then the others, which take rank 0's consolidated metadata: the requests of
+   * one rank opening it alone. */
+  zarr_status status = ZARR_OK;
+  if (out_store == NULL)
+    status = fail(ZARR_ERR_NULL_POINTER, "argument out_store is NULL");
+  else if (rank == 0)
+    status = zarr_store_open_options(location, mode, options_json, &store);
   status = agree(comm, status);
+  if (status == ZARR_OK && rank == 0) status = zarr_store_consolidated_json(store, &consolidated);
+  status = agree(comm, status);
+  if (status == ZARR_OK) {
+    status = broadcast_text(comm, consolidated, &shared);
+    if (status == ZARR_OK && rank != 0) {
+      status = zarr_store_open_options(location, follower_mode(mode), options_json, &store);
+      if (status == ZARR_OK && shared != NULL)
+        status = zarr_store_use_consolidated_json(store, shared);
+    }
+    status = agree(comm, status);
+  }
+  zarr_string_free(consolidated);
+  free(shared);
   if (status != ZARR_OK) {
     zarr_store_close(store);
     return status;
@@ -117,14 +152,11 @@ static zarr_status share_array(MPI_Comm comm, zarr_status status, zarr_store *st
     return status;
   }
   /* Every rank joins the broadcast, rank 0 included. */
-  char *shared = broadcast_text(comm, rank == 0 ? document : NULL);
+  char *shared = NULL;
+  status = broadcast_text(comm, document, &shared);
   zarr_string_free(document);
   zarr_array *array = first;
-  if (shared == NULL) {
-    status = fail(ZARR_ERR_TOO_LARGE, "cannot hold the array metadata of %s", path);
-  } else if (rank != 0) {
-    status = zarr_array_open_metadata(store, path, shared, &array);
-  }
+  if (status == ZARR_OK && rank != 0) status = zarr_array_open_metadata(store, path, shared, &array);
   free(shared);
   status = agree(comm, status);
   if (status != ZARR_OK) {
