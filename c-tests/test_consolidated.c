@@ -10,6 +10,20 @@ static int uses(zarr_store *s) {
     return in_use;
 }
 
+/* The array g/a of `s` holds `data` (4 int16) and its attribute scale is NaN. */
+static void reads_g_a(zarr_store *s, const int16_t *data) {
+    zarr_array *a = open_array(s, "g/a");
+    if (a == NULL) return;
+    int16_t back[4] = {0};
+    uint64_t start[1] = {0}, count[1] = {4};
+    CHECK_OK(zarr_array_read(a, 1, start, count, back, sizeof back));
+    CHECK(memcmp(back, data, sizeof back) == 0);
+    char *attrs = NULL;
+    if (CHECK_OK(zarr_array_attrs_get(a, &attrs))) CHECK_JSON_HAS(attrs, "\"scale\":NaN");
+    zarr_string_free(attrs);
+    zarr_array_close(a);
+}
+
 int main(void) {
     char *dir = tmpdir_make();
     zarr_store *s = open_store(dir, ZARR_MODE_WRITE);
@@ -31,15 +45,7 @@ int main(void) {
     CHECK(remove(strf("%s/g/.zgroup", dir)) == 0);
     s = open_store(dir, ZARR_MODE_READ);
     CHECK(uses(s));
-    a = open_array(s, "g/a");
-    if (a) {
-        CHECK_OK(zarr_array_read(a, 1, start, count, back, sizeof back));
-        CHECK(memcmp(back, data, sizeof data) == 0);
-        char *attrs = NULL;
-        if (CHECK_OK(zarr_array_attrs_get(a, &attrs))) CHECK_JSON_HAS(attrs, "\"scale\":NaN");
-        zarr_string_free(attrs);
-        zarr_array_close(a);
-    }
+    reads_g_a(s, data);
     zarr_group *g = NULL;
     CHECK_OK(zarr_group_open(s, "g", &g));
     zarr_group_close(g);
@@ -63,15 +69,7 @@ int main(void) {
      * .zmetadata; a document that is not consolidated metadata changes nothing; NULL stops. */
     CHECK_OK(zarr_store_use_consolidated_json(s, shared));
     CHECK(uses(s));
-    a = open_array(s, "g/a");
-    if (a) {
-        CHECK_OK(zarr_array_read(a, 1, start, count, back, sizeof back));
-        CHECK(memcmp(back, data, sizeof data) == 0);
-        char *attrs = NULL;
-        if (CHECK_OK(zarr_array_attrs_get(a, &attrs))) CHECK_JSON_HAS(attrs, "\"scale\":NaN");
-        zarr_string_free(attrs);
-        zarr_array_close(a);
-    }
+    reads_g_a(s, data);
     CHECK_STATUS(zarr_store_use_consolidated_json(s, "{\"metadata\": {\"a/b\": {}}, "
                                                      "\"zarr_consolidated_format\": 1}"),
                  ZARR_ERR_INVALID_METADATA);
