@@ -846,7 +846,8 @@ zarr_status zarr_check_version(uint32_t header_version);
 
 /**
  * The features of this build as a JSON object (free it with `zarr_string_free`): `version`,
- * `zarr_formats` (`[2, 3]`), `stores` (those built: `"directory"` and `"memory"` always;
+ * `zarr_formats` (`[2, 3]`), `stores` (those built: `"directory"`, `"memory"` and
+ * `"reference"` always;
  * `"zip"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`, `"n5"`, `"dbm"`, `"redis"`, `"sqlite"`,
  * `"lmdb"` when their cargo feature, or CMake option `LIBZARR_<NAME>`, was on, as by
  * default; a location of a store left out is `ZARR_ERR_UNSUPPORTED` naming the feature),
@@ -920,8 +921,10 @@ const char *zarr_status_name(zarr_status status);
  * `gs://bucket/prefix` for Google Cloud Storage, `http://` / `https://` for a web server
  * (read-only; listing needs consolidated metadata), `dbm://PATH` for a database of Python's
  * `dbm` module as zarr-python 2's `DBMStore` writes it (`dbm:///abs/path`, `dbm://rel/path`),
- * or `redis://HOST:PORT/DB` for a Redis database as zarr-python 2's `RedisStore` keeps it
- * (`redis://USER:PASSWORD@HOST:PORT/DB` with a password; messages hide it). Settings come
+ * `redis://HOST:PORT/DB` for a Redis database as zarr-python 2's `RedisStore` keeps it
+ * (`redis://USER:PASSWORD@HOST:PORT/DB` with a password; messages hide it), or
+ * `reference://X` for the Kerchunk reference file X (a path or any URL above; read-only;
+ * the option `target_options` gives the settings of the files it refers to). Settings come
  * from the environment as each service's tools read it, and `zarr_store_open_options`
  * overrides them:
  * - S3: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
@@ -1143,7 +1146,8 @@ zarr_status zarr_store_request_stats(const zarr_store *store, zarr_request_stats
  * `.zmetadata`; a v3 root that is an array is `ZARR_ERR_INVALID_ARGUMENT`). The store uses it
  * from then on. Call it again after changing the hierarchy's metadata to bring it up to date.
  * A read-only store is `ZARR_ERR_READ_ONLY`; an unreadable metadata document is
- * `ZARR_ERR_INVALID_METADATA` naming its key.
+ * `ZARR_ERR_INVALID_METADATA` naming its key. A failed call leaves the handle using what it
+ * used before.
  *
  * # Safety
  * `store` must be a live handle.
@@ -1153,7 +1157,8 @@ zarr_status zarr_consolidate_metadata(zarr_store *store);
 /**
  * Reads the store's consolidated metadata again, for when others changed it since the store was
  * opened; without one, metadata is read from each node again. `*out_in_use` (may be NULL)
- * tells whether consolidated metadata is in use afterwards.
+ * tells whether consolidated metadata is in use afterwards. A failed call (an unreachable
+ * store, a damaged document) leaves the handle using what it used before.
  *
  * # Safety
  * `store` must be a live handle; `out_in_use` NULL or writable.
@@ -1437,7 +1442,7 @@ zarr_status zarr_group_attrs_delete(zarr_group *group, const char *name);
  * Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
  * `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
  * (`"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"`, `"redis"`,
- * `"sqlite"` or `"lmdb"`), `read_only`, `num_members`,
+ * `"sqlite"`, `"lmdb"` or `"reference"`), `read_only`, `num_members`,
  * `num_arrays`, `num_groups`, and the sorted member names in `arrays` and `groups`. Free with
  * `zarr_string_free`.
  *

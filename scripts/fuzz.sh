@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
-  targets=(store_image chunk_decode metadata shard zip_archive selection key_path c_api)
+  targets=(store_image chunk_decode metadata shard zip_archive selection key_path c_api references)
 
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 mkdir -p target/fuzz-logs

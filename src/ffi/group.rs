@@ -265,7 +265,7 @@ pub unsafe extern "C" fn zarr_group_attrs_delete(
 /// Diagnostics like zarr-python's `group.info`, as JSON: `name` (`"/"` for the root, else
 /// `"/"` + path), `path`, `store` (the location it was opened with), `store_type`
 /// (`"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"`, `"redis"`,
-/// `"sqlite"` or `"lmdb"`), `read_only`, `num_members`,
+/// `"sqlite"`, `"lmdb"` or `"reference"`), `read_only`, `num_members`,
 /// `num_arrays`, `num_groups`, and the sorted member names in `arrays` and `groups`. Free with
 /// `zarr_string_free`.
 ///

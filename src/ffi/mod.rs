@@ -106,7 +106,8 @@ pub extern "C" fn zarr_check_version(header_version: u32) -> zarr_status {
 }
 
 /// The features of this build as a JSON object (free it with `zarr_string_free`): `version`,
-/// `zarr_formats` (`[2, 3]`), `stores` (those built: `"directory"` and `"memory"` always;
+/// `zarr_formats` (`[2, 3]`), `stores` (those built: `"directory"`, `"memory"` and
+/// `"reference"` always;
 /// `"zip"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`, `"n5"`, `"dbm"`, `"redis"`, `"sqlite"`,
 /// `"lmdb"` when their cargo feature, or CMake option `LIBZARR_<NAME>`, was on, as by
 /// default; a location of a store left out is `ZARR_ERR_UNSUPPORTED` naming the feature),

@@ -51,8 +51,10 @@ pub const ZARR_OPEN_IGNORE_CONSOLIDATED: zarr_open_mode = 0x10;
 /// `gs://bucket/prefix` for Google Cloud Storage, `http://` / `https://` for a web server
 /// (read-only; listing needs consolidated metadata), `dbm://PATH` for a database of Python's
 /// `dbm` module as zarr-python 2's `DBMStore` writes it (`dbm:///abs/path`, `dbm://rel/path`),
-/// or `redis://HOST:PORT/DB` for a Redis database as zarr-python 2's `RedisStore` keeps it
-/// (`redis://USER:PASSWORD@HOST:PORT/DB` with a password; messages hide it). Settings come
+/// `redis://HOST:PORT/DB` for a Redis database as zarr-python 2's `RedisStore` keeps it
+/// (`redis://USER:PASSWORD@HOST:PORT/DB` with a password; messages hide it), or
+/// `reference://X` for the Kerchunk reference file X (a path or any URL above; read-only;
+/// the option `target_options` gives the settings of the files it refers to). Settings come
 /// from the environment as each service's tools read it, and `zarr_store_open_options`
 /// overrides them:
 /// - S3: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,

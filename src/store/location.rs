@@ -1,6 +1,7 @@
 //! The location registry: which backend a location names (its scheme, or the form of a
 //! path), and where a local store keeps its keys.
 
+use super::reference::REFERENCE_SCHEME;
 #[cfg(feature = "dbm")]
 use super::DbmStore;
 #[cfg(feature = "lmdb")]
@@ -15,7 +16,7 @@ use super::RemoteStore;
 use super::SqliteStore;
 #[cfg(feature = "zip")]
 use super::ZipStore;
-use super::{Backend, DirectoryStore, MemoryStore, OpenMode, Store, StoreOptions};
+use super::{Backend, DirectoryStore, MemoryStore, OpenMode, ReferenceStore, Store, StoreOptions};
 use crate::error::Result;
 use std::path::Path;
 
@@ -51,6 +52,7 @@ pub fn backend_of(location: &str) -> Backend {
         StoreKind::Redis => Backend::Redis,
         StoreKind::Sqlite => Backend::Sqlite,
         StoreKind::Lmdb => Backend::Lmdb,
+        StoreKind::Reference => Backend::Reference,
     }
 }
 
@@ -78,11 +80,13 @@ pub enum StoreKind {
     Sqlite,
     /// An LMDB environment directory ([`LmdbStore`]).
     Lmdb,
+    /// Kerchunk references ([`ReferenceStore`]).
+    Reference,
 }
 
 impl StoreKind {
     /// `"directory"`, `"zip"`, `"memory"`, `"remote"`, `"caller"`, `"n5"`, `"dbm"`, `"redis"`,
-    /// `"sqlite"` or `"lmdb"`.
+    /// `"sqlite"`, `"lmdb"` or `"reference"`.
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Directory => "directory",
@@ -95,6 +99,7 @@ impl StoreKind {
             StoreKind::Redis => "redis",
             StoreKind::Sqlite => "sqlite",
             StoreKind::Lmdb => "lmdb",
+            StoreKind::Reference => "reference",
         }
     }
 }
@@ -124,7 +129,7 @@ pub fn local_path(location: &str) -> &str {
 }
 
 /// Which backend [`StoreHandle::open`] uses for `location` (after [`local_path`]): `memory:`,
-/// `dbm://`, `redis://`, `sqlite://`, `lmdb://`, a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
+/// `dbm://`, `redis://`, `sqlite://`, `lmdb://`, `reference://`, a remote URL, an N5 container ([`n5_directory`]), a path ending in `.zip` that is not an
 /// existing directory, or a directory.
 pub fn kind_of(location: &str) -> StoreKind {
     if location == "memory:" {
@@ -137,6 +142,8 @@ pub fn kind_of(location: &str) -> StoreKind {
         StoreKind::Sqlite
     } else if location.starts_with(LMDB_SCHEME) {
         StoreKind::Lmdb
+    } else if location.starts_with(REFERENCE_SCHEME) {
+        StoreKind::Reference
     } else if remote_backend(location).is_some() {
         StoreKind::Remote
     } else if n5_directory(location).is_some() {
@@ -243,6 +250,19 @@ pub(super) fn open_backend(
                 options.fsync,
             )?)
         }
+        StoreKind::Reference => {
+            // The other options are the reference file's own store's.
+            let file = location.strip_prefix(REFERENCE_SCHEME).unwrap_or(location);
+            let mut own = options.clone();
+            own.given.retain(|name| name != "target_options");
+            own.check_backend(backend_of(local_path(file)), shown)?;
+            let targets = options
+                .target_options
+                .as_deref()
+                .cloned()
+                .unwrap_or_default();
+            Box::new(ReferenceStore::open(location, mode, &own, targets)?)
+        }
         StoreKind::Directory | StoreKind::Caller => {
             options.check_backend(Backend::Directory, location)?;
             Box::new(
@@ -282,6 +302,7 @@ mod tests {
             ("redis://127.0.0.1:1/0".to_string(), Backend::Redis),
             (format!("sqlite://{}", at("s.db")), Backend::Sqlite),
             (format!("lmdb://{}", at("l")), Backend::Lmdb),
+            (format!("reference://{}", at("r.json")), Backend::Reference),
         ];
         for (location, backend) in &locations {
             assert_eq!(backend_of(location), *backend, "{location}");

@@ -29,6 +29,8 @@ mod power_loss;
 mod process_lock;
 #[cfg(feature = "redis")]
 mod redis;
+mod reference;
+pub mod reference_file;
 #[cfg(feature = "remote")]
 mod remote;
 #[cfg(feature = "remote")]
@@ -61,6 +63,7 @@ pub use n5::N5Store;
 pub use options::{Backend, DbmFormat, StoreOptions, ZipCompression};
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
+pub use reference::ReferenceStore;
 #[cfg(feature = "remote")]
 pub use remote::RemoteStore;
 pub use request_stats::RequestStats;
@@ -111,6 +114,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<Option<Box<dyn ValueReader + '_>>>> {
         let _ = parts;
         batches::open_each(self, count, key, lead)
+    }
+    /// The `length` bytes of the value under `key` from `offset` on; `None` if there is no
+    /// value. A range that reaches past the value's end is [`Error::CorruptChunk`] naming the
+    /// key and the value's length. A store on a network asks for the range alone.
+    fn get_range(&self, key: &str, offset: u64, length: u64) -> Result<Option<Vec<u8>>> {
+        let Some(value) = self.open_value(key)? else {
+            return Ok(None);
+        };
+        check_range(key, offset, length, value.len())?;
+        let mut bytes = crate::error::try_alloc_zeroed(length as usize, key)?;
+        value.read_exact_at(offset, &mut bytes)?;
+        Ok(Some(bytes))
     }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
@@ -208,6 +223,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn flush(&self) -> Result<()> {
         Ok(())
     }
+}
+
+/// Refuses the range of `length` bytes from `offset` of the value under `key`, `len` bytes
+/// long, when it reaches past the end.
+pub(crate) fn check_range(key: &str, offset: u64, length: u64, len: u64) -> Result<()> {
+    if offset.checked_add(length).is_none_or(|end| end > len) {
+        return Err(Error::CorruptChunk(format!(
+            "{length} bytes from {offset} of {key:?} reach past its end ({len} bytes)"
+        )));
+    }
+    Ok(())
 }
 
 /// What a value was when read, for a conditional write ([`Store::set_if`]).

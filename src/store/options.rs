@@ -37,11 +37,13 @@ pub enum Backend {
     Sqlite,
     /// `lmdb://`: an LMDB environment directory.
     Lmdb,
+    /// `reference://`: Kerchunk references (read-only).
+    Reference,
 }
 
 impl Backend {
     /// Every back end.
-    pub const ALL: [Backend; 12] = [
+    pub const ALL: [Backend; 13] = [
         Backend::Directory,
         Backend::Zip,
         Backend::Memory,
@@ -54,13 +56,14 @@ impl Backend {
         Backend::Redis,
         Backend::Sqlite,
         Backend::Lmdb,
+        Backend::Reference,
     ];
 
     /// Whether this build has the back end: directory and memory stores always, the others
     /// when their cargo feature (named as the back end) was on.
     pub fn built(self) -> bool {
         match self {
-            Backend::Directory | Backend::Memory => true,
+            Backend::Directory | Backend::Memory | Backend::Reference => true,
             Backend::Zip => cfg!(feature = "zip"),
             Backend::S3 => cfg!(feature = "s3"),
             Backend::Azure => cfg!(feature = "azure"),
@@ -85,7 +88,7 @@ impl Backend {
     }
 
     /// Its name: `"directory"`, `"zip"`, `"memory"`, `"s3"`, `"azure"`, `"gcs"`, `"http"`,
-    /// `"n5"`, `"dbm"`, `"redis"`, `"sqlite"` or `"lmdb"`.
+    /// `"n5"`, `"dbm"`, `"redis"`, `"sqlite"`, `"lmdb"` or `"reference"`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Directory => "directory",
@@ -100,6 +103,7 @@ impl Backend {
             Backend::Redis => "redis",
             Backend::Sqlite => "sqlite",
             Backend::Lmdb => "lmdb",
+            Backend::Reference => "reference",
         }
     }
 
@@ -118,6 +122,7 @@ impl Backend {
             Backend::Redis => "redis://",
             Backend::Sqlite => "sqlite://",
             Backend::Lmdb => "lmdb://",
+            Backend::Reference => "reference://",
         }
     }
 }
@@ -196,6 +201,9 @@ pub struct StoreOptions {
     /// The options of the `chunk_store` (given as a JSON object, as these; the defaults when
     /// not given).
     pub chunk_store_options: Option<Box<StoreOptions>>,
+    /// Reference stores: the options of the stores of the files the references point into
+    /// (given as a JSON object, as these; the defaults when not given).
+    pub target_options: Option<Box<StoreOptions>>,
     /// Dbm stores: the format of a new database (an existing one keeps its own, which this
     /// must then name); GDBM when not given, as Python's `dbm.open` chooses where it has GDBM.
     pub dbm_format: Option<DbmFormat>,
@@ -266,6 +274,7 @@ impl Default for StoreOptions {
             metadata_key: None,
             chunk_store: None,
             chunk_store_options: None,
+            target_options: None,
             dbm_format: None,
             zip_compression: ZipCompression::Stored,
             prefix: None,
@@ -294,7 +303,7 @@ impl Default for StoreOptions {
 }
 
 /// The names `from_json` takes, with the back ends that read each.
-const NAMES: [(&str, &[Backend]); 28] = {
+const NAMES: [(&str, &[Backend]); 29] = {
     use Backend::*;
     const ALL: &[Backend] = &[S3, Azure, Gcs, Http];
     const SERVERS: &[Backend] = &[S3, Azure, Gcs, Http, Redis];
@@ -304,6 +313,7 @@ const NAMES: [(&str, &[Backend]); 28] = {
         ("metadata_key", &Backend::ALL),
         ("chunk_store", &Backend::ALL),
         ("chunk_store_options", &Backend::ALL),
+        ("target_options", &[Reference]),
         ("dbm_format", &[Dbm]),
         ("zip_compression", &[Zip]),
         ("prefix", &[Redis]),
@@ -377,6 +387,13 @@ impl StoreOptions {
                 ))
             }
             Some(_) => return Err(get.invalid("chunk_store_options", "a JSON object")),
+        };
+        options.target_options = match map.get("target_options") {
+            None => None,
+            Some(Value::Object(nested)) => Some(Box::new(StoreOptions::from_json(
+                &Value::Object(nested.clone()).to_string(),
+            )?)),
+            Some(_) => return Err(get.invalid("target_options", "a JSON object")),
         };
         options.metadata_key = match get.text("metadata_key")? {
             Some(key)

@@ -141,7 +141,8 @@ impl RemoteStore {
             | Backend::Dbm
             | Backend::Redis
             | Backend::Sqlite
-            | Backend::Lmdb => {
+            | Backend::Lmdb
+            | Backend::Reference => {
                 unreachable!("REMOTE_SCHEMES names remote back ends only")
             }
             Backend::Http => {
@@ -260,6 +261,44 @@ impl RemoteStore {
         };
         match got {
             Ok(bytes) => Ok(Some(bytes)),
+            Err(e) => self.missing(key, e),
+        }
+    }
+
+    /// The `length` bytes of `key` from `offset` on, in one request.
+    async fn fetch_range(&self, key: &str, offset: u64, length: u64) -> Result<Option<Bytes>> {
+        let path = self.path(key);
+        let got = if length == 0 {
+            // No range of nothing to ask for: the value's length says whether it is there.
+            match self.inner.head(&path).await {
+                Ok(meta) => Ok((meta.size, Bytes::new())),
+                Err(e) => Err(e),
+            }
+        } else {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(offset..offset.saturating_add(length))),
+                ..Default::default()
+            };
+            match self.inner.get_opts(&path, options).await {
+                Ok(result) => {
+                    let size = result.meta.size;
+                    result.bytes().await.map(|bytes| (size, bytes))
+                }
+                Err(e) => Err(e),
+            }
+        };
+        match got {
+            Ok((size, bytes)) => {
+                super::check_range(key, offset, length, size)?;
+                if bytes.len() as u64 != length {
+                    return Err(Error::Io(format!(
+                        "reading {length} bytes from {offset} of {key:?} in {}: the server sent {}",
+                        self.url,
+                        bytes.len()
+                    )));
+                }
+                Ok(Some(bytes))
+            }
             Err(e) => self.missing(key, e),
         }
     }
@@ -517,6 +556,12 @@ impl Store for RemoteStore {
 
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn ValueReader + '_>>> {
         self.open_value_tail(key, TAIL)
+    }
+
+    fn get_range(&self, key: &str, offset: u64, length: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .block_on(self.fetch_range(key, offset, length))??
+            .map(Vec::from))
     }
 
     fn open_value_tail(&self, key: &str, tail: u64) -> Result<Option<Box<dyn ValueReader + '_>>> {
