@@ -117,15 +117,27 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
     /// The `length` bytes of the value under `key` from `offset` on; `None` if there is no
     /// value. A range that reaches past the value's end is [`Error::CorruptChunk`] naming the
-    /// key and the value's length. A store on a network asks for the range alone.
+    /// key.
     fn get_range(&self, key: &str, offset: u64, length: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .get_ranges(key, &[(offset, length)])?
+            .map(|mut parts| parts.remove(0)))
+    }
+    /// The `(offset, length)` parts of the value under `key`, in the order given; `None` if
+    /// there is no value. A part that reaches past the value's end is [`Error::CorruptChunk`]
+    /// naming the key. A store on a network asks for the parts alone, nearby ones merged into
+    /// one request, the requests sent at once.
+    fn get_ranges(&self, key: &str, ranges: &[(u64, u64)]) -> Result<Option<Vec<Vec<u8>>>> {
         let Some(value) = self.open_value(key)? else {
             return Ok(None);
         };
-        check_range(key, offset, length, value.len())?;
-        let mut bytes = crate::error::try_alloc_zeroed(length as usize, key)?;
-        value.read_exact_at(offset, &mut bytes)?;
-        Ok(Some(bytes))
+        let read = |&(offset, length): &(u64, u64)| {
+            check_range(key, offset, length, value.len())?;
+            let mut bytes = crate::error::try_alloc_zeroed(length as usize, key)?;
+            value.read_exact_at(offset, &mut bytes)?;
+            Ok(bytes)
+        };
+        ranges.iter().map(read).collect::<Result<_>>().map(Some)
     }
     /// Whether `key` holds a value.
     fn contains(&self, key: &str) -> Result<bool> {
@@ -227,13 +239,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
 /// Refuses the range of `length` bytes from `offset` of the value under `key`, `len` bytes
 /// long, when it reaches past the end.
-pub(crate) fn check_range(key: &str, offset: u64, length: u64, len: u64) -> Result<()> {
+fn check_range(key: &str, offset: u64, length: u64, len: u64) -> Result<()> {
     if offset.checked_add(length).is_none_or(|end| end > len) {
-        return Err(Error::CorruptChunk(format!(
-            "{length} bytes from {offset} of {key:?} reach past its end ({len} bytes)"
-        )));
+        return Err(past_the_end(key, offset, length, &format!("{len} bytes")));
     }
     Ok(())
+}
+
+/// The error for the range of `length` bytes from `offset` of the value under `key`, which
+/// reaches past its end (`len`: what is known of its length).
+pub(crate) fn past_the_end(key: &str, offset: u64, length: u64, len: &str) -> Error {
+    Error::CorruptChunk(format!(
+        "{length} bytes from {offset} of {key:?} reach past its end ({len})"
+    ))
 }
 
 /// What a value was when read, for a conditional write ([`Store::set_if`]).

@@ -9,9 +9,10 @@
 
 use super::location::{kind_of, local_path, open_backend, StoreKind};
 use super::reference_file::{parse, Reference};
-use super::{Capabilities, OpenMode, Store, StoreOptions};
+use super::{Capabilities, Consume, OpenMode, RequestStats, Store, StoreOptions};
 use crate::error::{Error, Result};
 use crate::redact::redact_url;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +26,8 @@ pub struct ReferenceStore {
     shown: String,
     references: BTreeMap<String, Reference>,
     targets: Targets,
+    /// The store the reference file was read from (its requests count with the targets').
+    file_store: Arc<dyn Store>,
 }
 
 /// The stores of the targets' directories, opened as they are first needed.
@@ -33,6 +36,8 @@ struct Targets {
     options: StoreOptions,
     /// Whether targets may be local files (the reference file itself is one).
     local_allowed: bool,
+    /// Whether some target is on the network.
+    any_remote: bool,
     opened: Mutex<HashMap<String, Arc<dyn Store>>>,
 }
 
@@ -62,12 +67,21 @@ impl ReferenceStore {
         let bytes = store.get(&name)?.ok_or_else(|| {
             Error::NotFound(format!("{shown}: no reference file {}", redact_url(file)))
         })?;
+        let references = parse(&bytes, &shown)?;
+        let any_remote = references.values().any(|r| match r {
+            Reference::Whole(url) | Reference::Range { url, .. } => {
+                kind_of(local_path(url)) == StoreKind::Remote
+            }
+            Reference::Inline(_) => false,
+        });
         Ok(ReferenceStore {
-            references: parse(&bytes, &shown)?,
+            references,
             shown,
+            file_store: store,
             targets: Targets {
                 options: target_options,
                 local_allowed,
+                any_remote,
                 opened: Mutex::new(HashMap::new()),
             },
         })
@@ -190,8 +204,133 @@ impl Store for ReferenceStore {
         Ok(names)
     }
 
+    /// Inline values and missing keys at once; the ranges of each target file in batches of
+    /// neighbours ([`Store::get_ranges`]: merged into few requests on a remote store), the
+    /// batches on the thread pool.
+    fn get_many(
+        &self,
+        count: usize,
+        key: &(dyn Fn(usize) -> String + Sync),
+        f: &Consume,
+    ) -> Result<()> {
+        let keys: Vec<String> = (0..count).map(key).collect();
+        let mut batches: Vec<Batch> = Vec::new();
+        let mut by_target: BTreeMap<&str, Vec<(usize, u64, u64)>> = BTreeMap::new();
+        for (i, key) in keys.iter().enumerate() {
+            match self.references.get(key) {
+                None => f(i, None)?,
+                Some(Reference::Inline(bytes)) => f(i, Some(bytes))?,
+                Some(reference @ Reference::Whole(url)) => batches.push(Batch {
+                    url,
+                    parts: vec![(i, 0, 0)],
+                    whole: Some(reference),
+                }),
+                Some(Reference::Range {
+                    url,
+                    offset,
+                    length,
+                }) => by_target
+                    .entry(url)
+                    .or_default()
+                    .push((i, *offset, *length)),
+            }
+        }
+        for (url, mut parts) in by_target {
+            parts.sort_unstable_by_key(|&(_, offset, _)| offset);
+            let mut batch = Batch::new(url);
+            let mut bytes = 0;
+            for part in parts {
+                if batch.parts.len() == BATCH_PARTS || bytes + part.2 > BATCH_BYTES {
+                    batches.push(std::mem::replace(&mut batch, Batch::new(url)));
+                    bytes = 0;
+                }
+                bytes += part.2;
+                batch.parts.push(part);
+            }
+            batches.push(batch);
+        }
+        crate::parallel::run(|| {
+            batches
+                .into_par_iter()
+                .try_for_each(|batch| batch.fetch(self, &keys, f))
+        })
+    }
+
+    /// The requests of the reference file's store and of the targets' stores, summed (`None`
+    /// when all are local).
+    fn request_stats(&self) -> Option<RequestStats> {
+        let opened = self
+            .targets
+            .opened
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let own = self.file_store.request_stats();
+        let counted = own.is_some() || self.targets.any_remote;
+        let sum = std::iter::once(&self.file_store)
+            .chain(opened.values())
+            .filter_map(|store| store.request_stats())
+            .fold(RequestStats::default(), |a, b| a + b);
+        counted.then_some(sum)
+    }
+
     fn capabilities(&self) -> Capabilities {
-        Capabilities::LOCAL
+        // Batches where a target is remote: their ranges go together.
+        Capabilities {
+            batched: self.targets.any_remote,
+            ..Capabilities::LOCAL
+        }
+    }
+}
+
+/// At most this many parts, and bytes, in one batch of a target's ranges.
+const BATCH_PARTS: usize = 256;
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// Values read from one target file together: ranges of it (`(index, offset, length)`), or
+/// the whole file.
+struct Batch<'r> {
+    url: &'r str,
+    parts: Vec<(usize, u64, u64)>,
+    whole: Option<&'r Reference>,
+}
+
+impl<'r> Batch<'r> {
+    fn new(url: &'r str) -> Self {
+        Batch {
+            url,
+            parts: Vec::new(),
+            whole: None,
+        }
+    }
+
+    /// Reads the batch and hands each value to `f`. When a batch of ranges fails, its keys
+    /// are read one by one, so that the error names the key that fails.
+    fn fetch(&self, store: &ReferenceStore, keys: &[String], f: &Consume) -> Result<()> {
+        let reference = |i: usize| &store.references[&keys[i]];
+        if let Some(whole) = self.whole {
+            let i = self.parts[0].0;
+            return f(i, Some(&store.targets.read(&keys[i], whole)?));
+        }
+        let ranges: Vec<(u64, u64)> = self.parts.iter().map(|&(_, o, l)| (o, l)).collect();
+        let got = store.targets.open(self.url).and_then(|(target, name)| {
+            target
+                .get_ranges(&name, &ranges)?
+                .ok_or_else(|| Error::NotFound("the file does not exist".into()))
+        });
+        let values = match got {
+            Ok(values) => values,
+            Err(e) => {
+                for &(i, _, _) in &self.parts {
+                    store.targets.read(&keys[i], reference(i))?;
+                }
+                let first = &keys[self.parts[0].0];
+                return Err(e.context(format!("{first:?} (in {})", redact_url(self.url))));
+            }
+        };
+        self.parts
+            .par_iter()
+            .zip(values.par_iter())
+            .try_for_each(|(&(i, _, _), value)| f(i, Some(value)))
     }
 }
 
@@ -246,6 +385,42 @@ mod tests {
             StoreOptions::default(),
         );
         assert!(matches!(writing, Err(Error::ReadOnly(m)) if m.contains("read-only")));
+    }
+
+    #[test]
+    fn batches_give_every_value_and_name_the_key_that_fails() {
+        let dir = temp_dir("batches");
+        let mut refs: Vec<String> = (0..300)
+            .map(|i| format!("\"a/{i}\": [\"DIR/data.bin\", {}, 2]", (i * 7) % 250))
+            .collect();
+        refs.push(r#""a/300": "base64:/w==", "a/301": ["DIR/data.bin"]"#.into());
+        let location = setup(dir.as_path(), &format!("{{{}}}", refs.join(", ")));
+        let store = open(&location).unwrap();
+        let got = Mutex::new(vec![None; 303]);
+        let key = |i: usize| format!("a/{i}");
+        store
+            .get_many(303, &key, &|i, value| {
+                got.lock().unwrap()[i] = Some(value.map(<[u8]>::to_vec));
+                Ok(())
+            })
+            .unwrap();
+        let got = got.into_inner().unwrap();
+        for (i, value) in got.iter().enumerate().take(300) {
+            let at = ((i * 7) % 250) as u8;
+            assert_eq!(value, &Some(Some(vec![at, at + 1])), "a/{i}");
+        }
+        assert_eq!(got[300], Some(Some(vec![255])));
+        assert_eq!(got[301].as_ref().unwrap().as_ref().unwrap().len(), 256);
+        assert_eq!(got[302], Some(None));
+        let bad = setup(
+            dir.as_path(),
+            r#"{"a/0": ["DIR/data.bin", 0, 2], "a/1": ["DIR/data.bin", 255, 2]}"#,
+        );
+        let e = open(&bad)
+            .unwrap()
+            .get_many(2, &key, &|_, _| Ok(()))
+            .unwrap_err();
+        assert!(e.to_string().contains("\"a/1\" (in "), "{e}");
     }
 
     #[test]

@@ -265,42 +265,39 @@ impl RemoteStore {
         }
     }
 
-    /// The `length` bytes of `key` from `offset` on, in one request.
-    async fn fetch_range(&self, key: &str, offset: u64, length: u64) -> Result<Option<Bytes>> {
+    /// The `(offset, length)` parts of `key`: object_store merges nearby ones and sends the
+    /// requests at once.
+    async fn fetch_ranges(&self, key: &str, ranges: &[(u64, u64)]) -> Result<Option<Vec<Bytes>>> {
         let path = self.path(key);
-        let got = if length == 0 {
-            // No range of nothing to ask for: the value's length says whether it is there.
-            match self.inner.head(&path).await {
-                Ok(meta) => Ok((meta.size, Bytes::new())),
-                Err(e) => Err(e),
-            }
+        let asked: Vec<std::ops::Range<u64>> = ranges
+            .iter()
+            .filter(|&&(_, length)| length > 0)
+            .map(|&(offset, length)| offset..offset.saturating_add(length))
+            .collect();
+        // Empty parts are not asked for; the value's length says whether it is there.
+        let got = if asked.is_empty() {
+            self.inner.head(&path).await.map(|_| Vec::new())
         } else {
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(offset..offset.saturating_add(length))),
-                ..Default::default()
-            };
-            match self.inner.get_opts(&path, options).await {
-                Ok(result) => {
-                    let size = result.meta.size;
-                    result.bytes().await.map(|bytes| (size, bytes))
-                }
-                Err(e) => Err(e),
-            }
+            self.inner.get_ranges(&path, &asked).await
         };
-        match got {
-            Ok((size, bytes)) => {
-                super::check_range(key, offset, length, size)?;
-                if bytes.len() as u64 != length {
-                    return Err(Error::Io(format!(
-                        "reading {length} bytes from {offset} of {key:?} in {}: the server sent {}",
-                        self.url,
-                        bytes.len()
-                    )));
-                }
-                Ok(Some(bytes))
+        let mut got = match got {
+            Ok(got) => got.into_iter(),
+            Err(e) => return self.missing(key, e),
+        };
+        let mut parts = Vec::with_capacity(ranges.len());
+        for &(offset, length) in ranges {
+            let part = if length == 0 {
+                Bytes::new()
+            } else {
+                got.next().unwrap_or_default()
+            };
+            if part.len() as u64 != length {
+                let sent = format!("the server sent {} bytes of them", part.len());
+                return Err(super::past_the_end(key, offset, length, &sent));
             }
-            Err(e) => self.missing(key, e),
+            parts.push(part);
         }
+        Ok(Some(parts))
     }
 
     /// Opens `key` for partial reads: one request fetches its [`Lead`] (a tail of 0 bytes:
@@ -558,10 +555,9 @@ impl Store for RemoteStore {
         self.open_value_tail(key, TAIL)
     }
 
-    fn get_range(&self, key: &str, offset: u64, length: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .block_on(self.fetch_range(key, offset, length))??
-            .map(Vec::from))
+    fn get_ranges(&self, key: &str, ranges: &[(u64, u64)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let parts = self.block_on(self.fetch_ranges(key, ranges))??;
+        Ok(parts.map(|parts| parts.into_iter().map(Vec::from).collect()))
     }
 
     fn open_value_tail(&self, key: &str, tail: u64) -> Result<Option<Box<dyn ValueReader + '_>>> {
