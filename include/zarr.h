@@ -923,7 +923,8 @@ const char *zarr_status_name(zarr_status status);
  * `dbm` module as zarr-python 2's `DBMStore` writes it (`dbm:///abs/path`, `dbm://rel/path`),
  * `redis://HOST:PORT/DB` for a Redis database as zarr-python 2's `RedisStore` keeps it
  * (`redis://USER:PASSWORD@HOST:PORT/DB` with a password; messages hide it), or
- * `reference://X` for the Kerchunk reference file X (a path or any URL above; read-only;
+ * `reference://X` for the Kerchunk references X, a JSON file or a Parquet directory (a path
+ * or any URL above; read-only;
  * the option `target_options` gives the settings of the files it refers to). Settings come
  * from the environment as each service's tools read it, and `zarr_store_open_options`
  * overrides them:

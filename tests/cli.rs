@@ -245,7 +245,7 @@ fn create_copy_move_remove_and_consolidate_change_the_hierarchy() {
             && out.starts_with(&format!("zarr {} ", env!("CARGO_PKG_VERSION")))
             && out.contains("\nzarr formats: 2, 3\n")
             && out.contains(
-                "\nstores: directory, zip, memory, s3, azure, gcs, http, n5, dbm, redis, sqlite, lmdb\n"
+                "\nstores: directory, zip, memory, s3, azure, gcs, http, n5, dbm, redis, sqlite, lmdb, reference\n"
             )
             && out.contains("sharding_indexed"),
         "{out}"

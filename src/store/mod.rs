@@ -31,6 +31,8 @@ mod process_lock;
 mod redis;
 mod reference;
 pub mod reference_file;
+#[cfg(feature = "parquet")]
+mod reference_parquet;
 #[cfg(feature = "remote")]
 mod remote;
 #[cfg(feature = "remote")]

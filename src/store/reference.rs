@@ -24,10 +24,45 @@ pub(super) const REFERENCE_SCHEME: &str = "reference://";
 pub struct ReferenceStore {
     /// The location as messages show it (`reference://...`, secrets hidden).
     shown: String,
-    references: BTreeMap<String, Reference>,
+    index: Index,
     targets: Targets,
     /// The store the reference file was read from (its requests count with the targets').
     file_store: Arc<dyn Store>,
+}
+
+/// Where a reference store finds its references.
+#[derive(Debug)]
+enum Index {
+    /// A JSON reference file, read whole.
+    Json(BTreeMap<String, Reference>),
+    /// A Parquet reference directory, its record files read as they are needed.
+    #[cfg(feature = "parquet")]
+    Parquet(super::reference_parquet::ParquetIndex),
+}
+
+impl Index {
+    /// The reference of `key`, if any.
+    fn get(&self, key: &str) -> Result<Option<Reference>> {
+        match self {
+            Index::Json(references) => Ok(references.get(key).cloned()),
+            #[cfg(feature = "parquet")]
+            Index::Parquet(index) => index.get(key),
+        }
+    }
+
+    /// Every key that starts with `prefix`, sorted.
+    fn keys_below(&self, prefix: &str) -> Result<Vec<String>> {
+        match self {
+            Index::Json(references) => Ok(references
+                .range(prefix.to_string()..)
+                .map(|(key, _)| key)
+                .take_while(|key| key.starts_with(prefix))
+                .cloned()
+                .collect()),
+            #[cfg(feature = "parquet")]
+            Index::Parquet(index) => index.keys_below(prefix),
+        }
+    }
 }
 
 /// The stores of the targets' directories, opened as they are first needed.
@@ -42,9 +77,9 @@ struct Targets {
 }
 
 impl ReferenceStore {
-    /// Opens `location` (`reference://X`) read-only: reads the reference file X with `options`
-    /// (those of X's own back end), its targets with `target_options` (the defaults when not
-    /// given).
+    /// Opens `location` (`reference://X`) read-only: reads the reference file X, or the
+    /// `.zmetadata` of the Parquet reference directory X, with `options` (those of X's own
+    /// back end), the targets with `target_options` (the defaults when not given).
     pub fn open(
         location: &str,
         mode: OpenMode,
@@ -63,19 +98,20 @@ impl ReferenceStore {
                 .expect("a reference location"),
         );
         let local_allowed = kind_of(file) != StoreKind::Remote;
-        let (store, name) = file_store(file, options)?;
-        let bytes = store.get(&name)?.ok_or_else(|| {
-            Error::NotFound(format!("{shown}: no reference file {}", redact_url(file)))
-        })?;
-        let references = parse(&bytes, &shown)?;
-        let any_remote = references.values().any(|r| match r {
-            Reference::Whole(url) | Reference::Range { url, .. } => {
-                kind_of(local_path(url)) == StoreKind::Remote
-            }
-            Reference::Inline(_) => false,
-        });
+        let (store, index) = open_index(file, options)?;
+        let any_remote = match &index {
+            Index::Json(references) => references.values().any(|r| match r {
+                Reference::Whole(url) | Reference::Range { url, .. } => {
+                    kind_of(local_path(url)) == StoreKind::Remote
+                }
+                Reference::Inline(_) => false,
+            }),
+            // Not known before the record files are read: batches serve local targets too.
+            #[cfg(feature = "parquet")]
+            Index::Parquet(_) => true,
+        };
         Ok(ReferenceStore {
-            references,
+            index,
             shown,
             file_store: store,
             targets: Targets {
@@ -93,6 +129,61 @@ impl ReferenceStore {
             self.shown
         ))
     }
+}
+
+/// The store X's references are read from, and the references: a JSON file X, or a Parquet
+/// reference directory X: a local directory, a URL ending in `/`, or a URL where no JSON file
+/// can be read but `X/.zmetadata` can (a web server may answer a directory's URL with a
+/// redirection and a refusal).
+fn open_index(file: &str, options: &StoreOptions) -> Result<(Arc<dyn Store>, Index)> {
+    let shown = redact_url(file).into_owned();
+    let remote = kind_of(file) == StoreKind::Remote;
+    let directory = file.ends_with('/') || (!remote && std::path::Path::new(file).is_dir());
+    if directory {
+        return parquet_index(file, &shown, options);
+    }
+    let (store, name) = file_store(file, options)?;
+    let failure = match store.get(&name) {
+        Ok(Some(bytes)) => {
+            let references = parse(&bytes, &format!("{REFERENCE_SCHEME}{shown}"))?;
+            return Ok((store, Index::Json(references)));
+        }
+        Ok(None) => Error::NotFound(format!("no reference file {shown}")),
+        Err(e) => e,
+    };
+    if !remote {
+        return Err(failure);
+    }
+    match parquet_index(file, &shown, options) {
+        Err(Error::NotFound(_)) => Err(failure),
+        other => other,
+    }
+}
+
+/// The Parquet reference directory `dir` (shown as `shown`).
+#[cfg(feature = "parquet")]
+fn parquet_index(
+    dir: &str,
+    shown: &str,
+    options: &StoreOptions,
+) -> Result<(Arc<dyn Store>, Index)> {
+    let dir = dir.trim_end_matches('/');
+    let (store, _) = open_backend(dir, shown, OpenMode::Read, options)?;
+    let store: Arc<dyn Store> = Arc::from(store);
+    match super::reference_parquet::ParquetIndex::open(store.clone(), shown)? {
+        Some(index) => Ok((store, Index::Parquet(index))),
+        None => Err(Error::NotFound(format!(
+            "no reference file {shown}, nor a Parquet reference directory (with .zmetadata)"
+        ))),
+    }
+}
+
+/// Without the `parquet` feature: Parquet reference directories are refused.
+#[cfg(not(feature = "parquet"))]
+fn parquet_index(_: &str, shown: &str, _: &StoreOptions) -> Result<(Arc<dyn Store>, Index)> {
+    Err(Error::Unsupported(format!(
+        "{shown}: no reference file there, and this libzarr was built without Kerchunk's Parquet references (cargo feature \"parquet\", CMake option LIBZARR_PARQUET=ON)"
+    )))
 }
 
 /// The store of the directory holding the file `file` (a path or URL), and the file's name
@@ -166,9 +257,9 @@ impl Targets {
 
 impl Store for ReferenceStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        match self.references.get(key) {
+        match self.index.get(key)? {
             None => Ok(None),
-            Some(reference) => self.targets.read(key, reference).map(Some),
+            Some(reference) => self.targets.read(key, &reference).map(Some),
         }
     }
 
@@ -181,17 +272,11 @@ impl Store for ReferenceStore {
     }
 
     fn contains(&self, key: &str) -> Result<bool> {
-        Ok(self.references.contains_key(key))
+        Ok(self.index.get(key)?.is_some())
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        Ok(self
-            .references
-            .range(prefix.to_string()..)
-            .map(|(key, _)| key)
-            .take_while(|key| key.starts_with(prefix))
-            .cloned()
-            .collect())
+        self.index.keys_below(prefix)
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
@@ -214,10 +299,14 @@ impl Store for ReferenceStore {
         f: &Consume,
     ) -> Result<()> {
         let keys: Vec<String> = (0..count).map(key).collect();
+        let references: Vec<Option<Reference>> = keys
+            .iter()
+            .map(|key| self.index.get(key))
+            .collect::<Result<_>>()?;
         let mut batches: Vec<Batch> = Vec::new();
         let mut by_target: BTreeMap<&str, Vec<(usize, u64, u64)>> = BTreeMap::new();
-        for (i, key) in keys.iter().enumerate() {
-            match self.references.get(key) {
+        for (i, reference) in references.iter().enumerate() {
+            match reference {
                 None => f(i, None)?,
                 Some(Reference::Inline(bytes)) => f(i, Some(bytes))?,
                 Some(reference @ Reference::Whole(url)) => batches.push(Batch {
@@ -252,7 +341,7 @@ impl Store for ReferenceStore {
         crate::parallel::run(|| {
             batches
                 .into_par_iter()
-                .try_for_each(|batch| batch.fetch(self, &keys, f))
+                .try_for_each(|batch| batch.fetch(self, &keys, &references, f))
         })
     }
 
@@ -305,8 +394,13 @@ impl<'r> Batch<'r> {
 
     /// Reads the batch and hands each value to `f`. When a batch of ranges fails, its keys
     /// are read one by one, so that the error names the key that fails.
-    fn fetch(&self, store: &ReferenceStore, keys: &[String], f: &Consume) -> Result<()> {
-        let reference = |i: usize| &store.references[&keys[i]];
+    fn fetch(
+        &self,
+        store: &ReferenceStore,
+        keys: &[String],
+        references: &[Option<Reference>],
+        f: &Consume,
+    ) -> Result<()> {
         if let Some(whole) = self.whole {
             let i = self.parts[0].0;
             return f(i, Some(&store.targets.read(&keys[i], whole)?));
@@ -321,7 +415,9 @@ impl<'r> Batch<'r> {
             Ok(values) => values,
             Err(e) => {
                 for &(i, _, _) in &self.parts {
-                    store.targets.read(&keys[i], reference(i))?;
+                    if let Some(reference) = &references[i] {
+                        store.targets.read(&keys[i], reference)?;
+                    }
                 }
                 let first = &keys[self.parts[0].0];
                 return Err(e.context(format!("{first:?} (in {})", redact_url(self.url))));

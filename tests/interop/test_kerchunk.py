@@ -20,6 +20,24 @@ What is tested:
     `gen`, inline text that is UTF-8 (not Latin-1), `base64:` bytes and JSON documents given as JSON objects.
     fsspec (`simple_templates=False`, the only mode in which it expands `gen`) must read it as the NumPy values
     it was made from, and libzarr the same.
+  * Kerchunk's Parquet reference directories (`reference://DIR`): the HDF5 file's references (with `table/0.0` made a
+    whole-file reference) written by `kerchunk.df.refs_to_dataframe` (fsspec's LazyReferenceMapper, with its
+    default engine fastparquet) and by the same steps with the pyarrow engine, with 3 references per record file
+    (arrays span several files, the last one partial, and a file with no chunk written is not written), with one
+    record file per array, and with the paths as a Categorical (a Parquet dictionary column);
+    `test_kerchunk_writes_parquet_references_of_every_kind` pins the files and their rows. libzarr must list
+    fsspec's keys (not `.zmetadata`, fsspec's own file) and give its bytes, read every array as h5py does and
+    give Kerchunk's attributes and listings; zarr-python reads the same through fsspec (`fsspec_parquet` works
+    around two fsspec bugs: NaN paths, and groups taken for arrays). A deleted record file holds chunks never
+    written, read as the fill value (as fsspec does); relative, `file://` and trailing-slash spellings of DIR.
+    Transports: the directory and its targets on nginx (which lists no directory: the arrays must read, and a
+    listing must be right or fail naming the directory) and in the bucket (the directory's S3 options at the top
+    level, `target_options` for the targets), a wrong secret for the directory, local targets of a directory read
+    over the network (refused). Errors: a damaged record file (garbage, truncated, empty, pages zeroed) is invalid
+    metadata naming `DIR/FIELD/refs.R.parq` (the other record files still read; a listing fails naming it); a
+    damaged `.zmetadata` (not JSON, truncated, `record_size` or `metadata` missing or wrong, a `.zarray` without a
+    grid) is invalid metadata naming `DIR/.zmetadata`; a directory without one is not found; a deleted or
+    truncated target, or a deleted whole file, names the key and the target; opening for writing is refused.
   * Transports: targets served by nginx ($LIBZARR_TEST_HTTP_ROOT / $LIBZARR_TEST_HTTP_URL), the reference file
     itself served by nginx, targets in SeaweedFS' bucket `zarr-test` ($LIBZARR_TEST_S3_ENDPOINT, _KEY, _SECRET)
     reached with the open option `target_options` (and the reference file in the bucket too, with the options
@@ -32,12 +50,13 @@ What is tested:
     unknown version) name the key (or the file) and the target; opening for writing, and writing through a
     read-only handle, are refused and change nothing.
 
-Needs kerchunk, h5py and jinja2 (requirements-zarr3-newest.txt). Under older zarr-python flavours, which do not
-install them, the module skips itself; under zarr-python 3.4 or later a missing one is an error, so that the
-flavour meant to run it cannot skip it silently.
+Needs kerchunk, h5py, jinja2, pandas, pyarrow and fastparquet (requirements-zarr3-newest.txt). Under older
+zarr-python flavours, which do not install them, the module skips itself; under zarr-python 3.4 or later a missing
+one is an error, so that the flavour meant to run it cannot skip it silently.
 """
 import base64
 import copy
+import inspect
 import json
 import math
 import os
@@ -55,22 +74,34 @@ from zpy import ZARR_VERSION
 
 if ZARR_VERSION >= (3, 4):  # requirements-zarr3-newest.txt installs them: missing is a broken environment
     try:
+        import fastparquet  # noqa: F401  (fsspec's default Parquet engine)
         import h5py
         import jinja2  # noqa: F401  (fsspec expands "gen" with it)
+        import kerchunk.df
         import kerchunk.hdf
         import kerchunk.utils
+        import pandas  # noqa: F401  (fsspec reads Parquet references with it)
+        import pyarrow.parquet as pq
     except ImportError as e:
-        raise ImportError(f"under zarr-python {zarr.__version__} test_kerchunk.py needs kerchunk, h5py and jinja2 "
-                          f"(requirements-zarr3-newest.txt installs them): {e}") from e
+        raise ImportError(f"under zarr-python {zarr.__version__} test_kerchunk.py needs kerchunk, h5py, jinja2, "
+                          f"pandas, pyarrow and fastparquet (requirements-zarr3-newest.txt installs them): {e}") from e
 else:
     pytest.importorskip("kerchunk", reason="kerchunk is installed with zarr-python 3.4 or later "
                                            "(requirements-zarr3-newest.txt)")
     h5py = pytest.importorskip("h5py")
     pytest.importorskip("jinja2")
+    pytest.importorskip("pandas")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("fastparquet")
+    import kerchunk.df
     import kerchunk.hdf
     import kerchunk.utils
 
 import fsspec  # noqa: E402  (a dependency of kerchunk)
+from fsspec.implementations.reference import LazyReferenceMapper  # noqa: E402
+
+# pandas 3 deprecates its fastparquet engine, which is fsspec's default
+pytestmark = pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
 
 INLINE = 500  # Kerchunk's default inline_threshold: chunks shorter than this are copied into the references
 BUCKET = "zarr-test"
@@ -693,3 +724,431 @@ def test_opening_for_writing_is_refused_and_changes_nothing(own_hdf5, tmp_path, 
         assert set_key.value.name == "ZARR_ERR_READ_ONLY", (set_key.value.name, set_key.value.message)
         np.testing.assert_array_equal(arr.read(), values["table"])
     assert {p: p.read_bytes() for p in before} == before
+
+
+# ---------------------------------------------------------------------------------- Parquet reference directories
+RECORD_SIZE = 3  # references per record file: arrays span several files, the last one partial
+DEFAULT_ENGINE = inspect.signature(LazyReferenceMapper.__init__).parameters["engine"].default
+PARQUET_ENGINES = ["fastparquet", "pyarrow"]
+# layout -> (record_size, categorical_threshold) given to refs_to_dataframe
+PARQUET_LAYOUTS = {
+    "record-size-3": (RECORD_SIZE, 10),
+    "one-record-per-array": (100_000, 10),  # refs_to_dataframe's default record size
+    "categorical-paths": (RECORD_SIZE, 0),  # every path column a pandas Categorical: a Parquet dictionary column
+}
+
+
+def write_parquet_refs(refs, directory, engine=DEFAULT_ENGINE, record_size=RECORD_SIZE, categorical_threshold=10):
+    """The reference set `refs` as a Parquet reference directory, written by `kerchunk.df.refs_to_dataframe`, which
+    takes LazyReferenceMapper's default engine; for the other engine, the same steps (create, set every key in
+    sorted order, flush) with `engine=`."""
+    directory = str(directory)
+    if engine == DEFAULT_ENGINE:
+        kerchunk.df.refs_to_dataframe(copy.deepcopy(refs), directory, record_size=record_size,
+                                      categorical_threshold=categorical_threshold)
+    else:
+        out = LazyReferenceMapper.create(directory, record_size=record_size, engine=engine,
+                                         categorical_threshold=categorical_threshold)
+        inner = refs["refs"] if "version" in refs else refs
+        for key in sorted(inner):
+            out[key] = inner[key]
+        out.flush()
+    return Path(directory)
+
+
+def with_a_whole_file(refs, directory):
+    """A copy of `refs` whose chunk `table/0.0` (the contiguous dataset, stored as it is) is a whole-file reference
+    `[url]` to `directory`/table.bin, which holds just its bytes (in Parquet: a path with offset and size 0)."""
+    url, offset, length = refs["refs"]["table/0.0"]
+    with open(url, "rb") as f:
+        f.seek(offset)
+        data = f.read(length)
+    whole = Path(directory) / "table.bin"
+    whole.write_bytes(data)
+    out = copy.deepcopy(refs)
+    out["refs"]["table/0.0"] = [str(whole)]
+    return out
+
+
+class FsspecParquetRefs(LazyReferenceMapper):
+    """fsspec's LazyReferenceMapper, except that a row whose path is not text is no reference. pandas reads the
+    missing paths of a Categorical column (`categorical_threshold`), and under pandas 3 of any text column (its `str`
+    dtype), as NaN, not None; fsspec's `cat` of several keys skips such a "reference" as missing (fsspec PR #1738),
+    but its `_cat_file`, which zarr-python calls, takes it for a whole file at the URL NaN and fails (TypeError:
+    argument of type 'float' is not iterable) where the fill value belongs (fsspec 2026.9)."""
+
+    def _load_one_key(self, key):
+        value = super()._load_one_key(key)
+        if isinstance(value, list) and not isinstance(value[0], str):
+            raise KeyError(key)
+        return value
+
+
+def fsspec_parquet(directory, engine=DEFAULT_ENGINE):
+    """fsspec's ReferenceFileSystem over a local Parquet reference directory with local targets, its record files
+    read with `engine` (FsspecParquetRefs). `remote_protocol` is given: without it fsspec walks the references to
+    find the targets' protocol, and the walk takes a group (`grp`, from `grp/.zgroup`) for an array and fails
+    looking up `grp/.zarray` (KeyError), depending on the order of a set, so on PYTHONHASHSEED."""
+    return reference_fs(FsspecParquetRefs(str(directory), fs=fsspec.filesystem("file"), engine=engine),
+                        remote_protocol="file")
+
+
+def fsspec_parquet_keys(fs):
+    """The keys of fsspec's LazyReferenceMapper: its documents, and each array's chunk keys it has a reference for.
+    Iterating the mapper should give these, but it fails on a subgroup (it takes `grp` for an array, as above); it
+    would also give `.zmetadata`, its own file and no Zarr key, which libzarr does not list (nor serve)."""
+    mapper = fs.references
+    arrays = [k[:-len("/.zarray")] for k in mapper.zmetadata if k.endswith("/.zarray")]
+    chunks = [k for name in arrays for k in fs.ls(name, detail=False) if k not in mapper.zmetadata and k in mapper]
+    return sorted([*mapper.zmetadata, *chunks])
+
+
+def check_parquet_keys_and_bytes(store, fs, keys):
+    """libzarr lists `keys`, which are fsspec's, in whole and below a few prefixes, and gives fsspec's bytes for
+    each key (documents compared as JSON: fsspec writes them with json.dumps)."""
+    assert fsspec_parquet_keys(fs) == sorted(keys)
+    assert sorted(store.list_keys("")) == sorted(keys)
+    for prefix in ("grp/", "grp/inner/", "pressure/", "scalar/"):
+        assert sorted(store.list_keys(prefix)) == sorted(k for k in keys if k.startswith(prefix)), prefix
+    for key in keys:
+        want, got = fs.cat(key), store.get(key)
+        if key in fs.references.zmetadata:
+            assert json.loads(got) == json.loads(want), key
+        else:
+            assert got == want, key
+
+
+def chunk_keys(refs, name):
+    """The chunk keys of array `name` of `refs`, in C order over its chunk grid (`0` for a 0-d array)."""
+    zarray = document(refs, f"{name}/.zarray")
+    grid = [math.ceil(s / c) for s, c in zip(zarray["shape"], zarray["chunks"])]
+    return [f"{name}/" + (".".join(map(str, index)) or "0") for index in np.ndindex(*grid)]
+
+
+def parquet_row(value):
+    """The row LazyReferenceMapper writes for the reference `value` (None: no reference)."""
+    if value is None:
+        return {"path": None, "offset": 0, "size": 0, "raw": None}
+    if isinstance(value, list):
+        return {"path": value[0], "offset": value[1] if len(value) > 1 else 0,
+                "size": value[2] if len(value) > 1 else 0, "raw": None}
+    raw = base64.b64decode(value[len("base64:"):]) if value.startswith("base64:") else value.encode()
+    return {"path": None, "offset": 0, "size": 0, "raw": raw}
+
+
+def files_below(directory):
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(Path(directory).rglob("*"))
+            if p.is_file()}
+
+
+def world_readable(root):
+    """nginx's worker is another user."""
+    for p in [Path(root), *Path(root).rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+
+
+def upload(s3, directory, prefix):
+    import obstore
+    for name, data in files_below(directory).items():
+        obstore.put(s3, f"{prefix}/{name}", data)
+
+
+@pytest.mark.parametrize("engine", PARQUET_ENGINES)
+def test_kerchunk_writes_parquet_references_of_every_kind(hdf5, tmp_path, engine):
+    """Pins what the Parquet tests rely on: refs_to_dataframe writes with fastparquet (LazyReferenceMapper's default
+    engine); `.zmetadata` holds every document, as JSON objects, and the record size; chunk n of an array (C order
+    over its grid) is row n % record_size of `FIELD/refs.{n // record_size}.parq`, a file of record_size rows of
+    path, offset, size and raw: the bytes themselves for inline chunks (base64 decoded, text in UTF-8), a path with
+    offset and size 0 for a whole file, neither for a chunk never written and for the rows past the grid in the
+    last, partial record file; a record file without a chunk written is not written at all."""
+    path, refs, values = hdf5
+    assert DEFAULT_ENGINE == "fastparquet"
+    doc = with_a_whole_file(refs, tmp_path)
+    directory = write_parquet_refs(doc, tmp_path / "refs.parq", engine)
+    inner = doc["refs"]
+    documents = {k: json.loads(v) for k, v in inner.items() if k.split("/")[-1].startswith(".z")}
+    assert json.loads((directory / ".zmetadata").read_text()) == {"metadata": documents, "record_size": RECORD_SIZE}
+    files = {".zmetadata"}
+    for name in arrays_of(doc):
+        keys = chunk_keys(doc, name)
+        for r in range(math.ceil(len(keys) / RECORD_SIZE)):
+            part = keys[r * RECORD_SIZE:(r + 1) * RECORD_SIZE]
+            rows = [parquet_row(inner.get(k)) for k in part] + [parquet_row(None)] * (RECORD_SIZE - len(part))
+            record = directory / name / f"refs.{r}.parq"
+            if not any(k in inner for k in part):
+                assert not record.exists(), record
+                continue
+            files.add(f"{name}/refs.{r}.parq")
+            table = pq.read_table(record)
+            assert table.column_names == ["path", "offset", "size", "raw"], record
+            assert table.to_pylist() == rows, record
+    assert set(files_below(directory)) == files
+    # what the tests below need, among what the loop checked
+    assert {"temperature/refs.2.parq", "grp/inner/refs.1.parq", "pressure/refs.3.parq"} <= files
+    assert "pressure/refs.2.parq" not in files  # chunks 6-8 of pressure were never written
+    assert len(chunk_keys(doc, "grp/inner")) % RECORD_SIZE  # the last record file is partial
+    assert all(isinstance(inner[k], str) for k in chunk_keys(doc, "coords"))  # inline: raw rows
+    assert [k for k in chunk_keys(doc, "grp/nanfill") if k not in inner] == ["grp/nanfill/0", "grp/nanfill/2"]
+    assert inner["table/0.0"] == [str(tmp_path / "table.bin")]  # a whole file
+    assert pq.read_table(directory / "table" / "refs.0.parq").to_pylist()[0] == \
+        {"path": str(tmp_path / "table.bin"), "offset": 0, "size": 0, "raw": None}
+
+
+@pytest.mark.parametrize("layout", sorted(PARQUET_LAYOUTS))
+@pytest.mark.parametrize("engine", PARQUET_ENGINES)
+def test_libzarr_reads_parquet_references_as_h5py_and_zarr_python(hdf5, tmp_path, engine, layout):
+    """The references (with a whole-file one) as a Parquet directory: libzarr lists fsspec's keys and gives its
+    bytes, reads every array as h5py does (the fill value for chunks never written) with Kerchunk's attributes,
+    and zarr-python reads the same through fsspec."""
+    path, refs, values = hdf5
+    doc = with_a_whole_file(refs, tmp_path)
+    record_size, categorical_threshold = PARQUET_LAYOUTS[layout]
+    directory = write_parquet_refs(doc, tmp_path / "refs.parq", engine, record_size, categorical_threshold)
+    fs = fsspec_parquet(directory, engine)
+    check_zarr_python(fs, doc, values)
+    with open_refs(location(directory)) as store:
+        check_parquet_keys_and_bytes(store, fs, doc["refs"])
+        check_arrays(store, doc, values)
+        check_groups(store, doc)
+
+
+@pytest.mark.parametrize("form", ["relative", "trailing-slash", "file-url"])
+def test_parquet_references_through_other_spellings_of_the_directory(hdf5, tmp_path, form):
+    path, refs, values = hdf5
+    directory = write_parquet_refs(refs, tmp_path / "refs" / "kerchunk-refs")  # no ".parq": a local directory
+    where = {"relative": "refs/kerchunk-refs",  # the tests run in tmp_path (_in_tmp_path)
+             "trailing-slash": f"{directory}/", "file-url": f"file://{directory}"}[form]
+    with open_refs(location(where)) as store:
+        assert sorted(store.list_keys("")) == sorted(refs["refs"])
+        check_arrays(store, refs, values)
+
+
+def test_a_deleted_record_file_holds_only_chunks_never_written(hdf5, tmp_path):
+    """A record file that does not exist holds no references: libzarr reads the fill value for its chunks, as
+    fsspec (and zarr-python through it) does, and lists none of them."""
+    path, refs, values = hdf5
+    directory = write_parquet_refs(refs, tmp_path / "refs.parq")
+    (directory / "temperature" / "refs.1.parq").unlink()  # chunks 3-5: temperature/1.0, 1.1 and 1.2
+    (directory / "pressure" / "refs.3.parq").unlink()  # chunks 9-11, of which 2.1.1 was written
+    expected = dict(values, temperature=values["temperature"].copy(), pressure=values["pressure"].copy())
+    expected["temperature"][16:32] = 0
+    expected["pressure"][8:10, 5:9, 8:12] = -9.5
+    assert (values["temperature"][16:32] != 0).any() and (values["pressure"][8:10, 5:9, 8:12] != -9.5).all()
+    keys = sorted(set(refs["refs"]) - {"temperature/1.0", "temperature/1.1", "temperature/1.2", "pressure/2.1.1"})
+    fs = fsspec_parquet(directory)
+    check_zarr_python(fs, refs, expected)
+    with open_refs(location(directory)) as store:
+        check_parquet_keys_and_bytes(store, fs, keys)
+        check_arrays(store, refs, expected)
+
+
+# name -> the damage done to a record file's bytes
+RECORD_DAMAGE = {
+    "garbage": lambda data: b"these bytes are not a Parquet file, " * 4,
+    "truncated": lambda data: data[:len(data) // 2],
+    "empty": lambda data: b"",
+    # the magic numbers and the footer kept, the column chunks zeroed
+    "pages-zeroed": lambda data: data[:4] + bytes(len(data) - 12 - int.from_bytes(data[-8:-4], "little"))
+    + data[len(data) - 8 - int.from_bytes(data[-8:-4], "little"):],
+}
+
+
+@pytest.mark.parametrize("damage", sorted(RECORD_DAMAGE))
+def test_a_damaged_record_file_is_named(hdf5, tmp_path, damage):
+    """A damaged record file is invalid metadata naming it, when a chunk of it is read and when the keys are
+    listed (not left out of the listing); the other record files still read."""
+    path, refs, values = hdf5
+    directory = write_parquet_refs(refs, tmp_path / "refs.parq")
+    record = directory / "temperature" / "refs.1.parq"
+    data = record.read_bytes()
+    damaged = RECORD_DAMAGE[damage](data)
+    assert damaged != data and (damage != "pages-zeroed" or len(damaged) == len(data))
+    record.write_bytes(damaged)
+    error = libzarr_error(location(directory), arrays=["temperature"])
+    assert_names(error, str(record), statuses={"ZARR_ERR_INVALID_METADATA"})
+    with open_refs(location(directory)) as store:
+        with store.open_array("pressure") as arr:
+            np.testing.assert_array_equal(arr.read(), values["pressure"])
+        with store.open_array("temperature") as arr:  # chunk 0.0 is in refs.0.parq
+            np.testing.assert_array_equal(arr.read((0, 0), (16, 32)), values["temperature"][:16, :32])
+        with pytest.raises(libzarr.LibzarrError) as listing:
+            store.list_keys("")
+        assert_names(listing.value, str(record), statuses={"ZARR_ERR_INVALID_METADATA"})
+
+
+def _zmetadata(change):
+    def damage(text):
+        doc = json.loads(text)
+        change(doc)
+        return json.dumps(doc)
+    return damage
+
+
+# name -> the damage done to the text of .zmetadata
+ZMETADATA_DAMAGE = {
+    "not-json": lambda text: "{ this is not JSON",
+    "truncated": lambda text: text[:len(text) // 2],
+    "not-an-object": lambda text: "[1, 2, 3]",
+    "no-record-size": _zmetadata(lambda doc: doc.pop("record_size")),
+    "record-size-zero": _zmetadata(lambda doc: doc.update(record_size=0)),
+    "record-size-text": _zmetadata(lambda doc: doc.update(record_size="3")),
+    "no-metadata": _zmetadata(lambda doc: doc.pop("metadata")),
+    "metadata-a-list": _zmetadata(lambda doc: doc.update(metadata=[1, 2])),
+    "zarray-not-json": _zmetadata(lambda doc: doc["metadata"].update({"temperature/.zarray": "{ not JSON"})),
+    "zarray-without-chunks": _zmetadata(lambda doc: doc["metadata"]["temperature/.zarray"].pop("chunks")),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(ZMETADATA_DAMAGE))
+def test_a_damaged_zmetadata_is_named(hdf5, tmp_path, damage):
+    path, refs, values = hdf5
+    directory = write_parquet_refs(refs, tmp_path / "refs.parq")
+    zmetadata = directory / ".zmetadata"
+    zmetadata.write_text(ZMETADATA_DAMAGE[damage](zmetadata.read_text()))
+    error = libzarr_error(location(directory))
+    assert_names(error, str(zmetadata), statuses={"ZARR_ERR_INVALID_METADATA"})
+
+
+def test_a_directory_without_zmetadata_is_not_found(hdf5, tmp_path):
+    path, refs, values = hdf5
+    directory = write_parquet_refs(refs, tmp_path / "refs.parq")
+    (directory / ".zmetadata").unlink()
+    error = libzarr_error(location(directory))
+    assert_names(error, str(directory), ".zmetadata", statuses={"ZARR_ERR_NOT_FOUND"})
+
+
+@pytest.mark.parametrize("damage", ["target-deleted", "target-truncated", "whole-file-deleted"])
+def test_a_missing_or_short_target_of_parquet_references_names_the_key_and_the_target(own_hdf5, tmp_path, damage):
+    mine, refs, values = own_hdf5
+    doc = with_a_whole_file(refs, tmp_path) if damage == "whole-file-deleted" else refs
+    directory = write_parquet_refs(doc, tmp_path / "refs.parq")
+    statuses = {"ZARR_ERR_NOT_FOUND", "ZARR_ERR_IO", "ZARR_ERR_CORRUPT_CHUNK"}
+    if damage == "target-deleted":
+        mine.unlink()
+        gone = mine
+    elif damage == "target-truncated":
+        target, offset, length = refs["refs"]["table/0.0"]
+        with open(mine, "r+b") as f:
+            f.truncate(offset + length // 2)
+        gone = mine
+        statuses.add("ZARR_ERR_OUT_OF_BOUNDS")
+    else:
+        gone = tmp_path / "table.bin"
+        gone.unlink()
+    error = libzarr_error(location(directory), arrays=["table"])
+    assert_names(error, "table/0.0", str(gone), statuses=statuses)
+    if damage == "target-deleted":
+        error = libzarr_error(location(directory), arrays=["temperature"])
+        chunks = [k for k in chunk_keys(refs, "temperature") if isinstance(refs["refs"][k], list)]
+        assert any(k in error.message for k in chunks), (error.name, error.message)
+        assert_names(error, str(mine), statuses=statuses)
+        with open_refs(location(directory)) as store:  # inline chunks and the documents need no target
+            for name in ("coords", "scalar"):
+                with store.open_array(name) as arr:
+                    np.testing.assert_array_equal(arr.read(), values[name])
+            check_groups(store, refs)
+
+
+@pytest.mark.parametrize("mode", ["a", "w", "r+", "w-"])
+def test_opening_parquet_references_for_writing_is_refused_and_changes_nothing(hdf5, tmp_path, mode):
+    path, refs, values = hdf5
+    directory = write_parquet_refs(refs, tmp_path / "refs.parq")
+    before = files_below(directory)
+    with pytest.raises(libzarr.LibzarrError) as caught:
+        with libzarr.Store.open(location(directory), mode) as store:
+            store.create_group("new")
+    assert_names(caught.value, str(directory), statuses={"ZARR_ERR_READ_ONLY", "ZARR_ERR_INVALID_ARGUMENT"})
+    with open_refs(location(directory)) as store, store.open_array("table") as arr:
+        for change in (lambda: arr.write(np.zeros((2, 2), "<u4")), lambda: store.set("table/0.0", b"x"),
+                       lambda: store.erase("temperature/0.0"), lambda: store.set("new/.zgroup", b"{}")):
+            with pytest.raises(libzarr.LibzarrError) as refused:
+                change()
+            assert refused.value.name == "ZARR_ERR_READ_ONLY", (refused.value.name, refused.value.message)
+        np.testing.assert_array_equal(arr.read(), values["table"])
+    assert files_below(directory) == before
+
+
+@pytest.mark.parametrize("spelling", ["refs.parq", "refs.parq/"])
+def test_parquet_references_served_by_nginx(hdf5, http_copy, tmp_path, spelling):
+    """The directory and its targets (the HDF5 file and a whole file) on nginx, which serves files but lists no
+    directory (no autoindex; `GET .../refs.parq` is redirected to `refs.parq/`, which is 403). Every document comes
+    from `.zmetadata` and each record file has a name known from the chunk's number, so the arrays, their
+    attributes and the groups' attributes must read. A listing needs the record files present, which a web server
+    cannot list: libzarr must then either list the right keys or fail naming the directory, never list fewer."""
+    path, refs, values = hdf5
+    directory, base = http_copy
+    doc = with_a_whole_file(refs, tmp_path)
+    shutil.copyfile(tmp_path / "table.bin", directory / "table.bin")
+    doc = retarget(retarget(doc, str(path), f"{base}/data.h5"), str(tmp_path / "table.bin"), f"{base}/table.bin")
+    write_parquet_refs(doc, directory / "refs.parq")
+    world_readable(directory)
+    with urllib.request.urlopen(f"{base}/refs.parq/.zmetadata", timeout=10) as r:
+        assert json.loads(r.read())["record_size"] == RECORD_SIZE
+    with open_refs(location(f"{base}/{spelling}")) as store:
+        check_arrays(store, doc, values)
+        for group in ("", "grp"):
+            with store.open_group(group) as g:
+                assert g.attrs() == document(doc, f"{group}/.zattrs".lstrip("/")), group
+        for listing in (lambda: assert_keys(store, sorted(doc["refs"])), lambda: check_groups(store, doc)):
+            try:
+                listing()
+            except libzarr.LibzarrError as e:
+                assert_names(e, f"{base}/refs.parq")
+
+
+def assert_keys(store, keys):
+    assert sorted(store.list_keys("")) == keys
+
+
+def test_parquet_references_in_s3(hdf5, s3_copy, tmp_path, no_aws_environment):
+    """The directory in the bucket, read with the S3 options at the top level, and its targets (the HDF5 file and
+    a whole file) in the bucket too, read with `target_options`: everything reads and lists as from a local
+    directory."""
+    import obstore
+    path, refs, values = hdf5
+    prefix, s3, s3_options = s3_copy
+    doc = with_a_whole_file(refs, tmp_path)
+    obstore.put(s3, f"{prefix}/table.bin", (tmp_path / "table.bin").read_bytes())
+    doc = retarget(retarget(doc, str(path), f"s3://{BUCKET}/{prefix}/data.h5"), str(tmp_path / "table.bin"),
+                   f"s3://{BUCKET}/{prefix}/table.bin")
+    upload(s3, write_parquet_refs(doc, tmp_path / "refs.parq"), f"{prefix}/refs.parq")
+    where = location(f"s3://{BUCKET}/{prefix}/refs.parq")
+    with open_refs(where, dict(s3_options, target_options=s3_options)) as store:
+        assert sorted(store.list_keys("")) == sorted(doc["refs"])
+        assert sorted(store.list_keys("grp/")) == sorted(k for k in doc["refs"] if k.startswith("grp/"))
+        check_arrays(store, doc, values)
+        check_groups(store, doc)
+
+
+@pytest.mark.parametrize("transport", ["nginx", "s3"])
+def test_parquet_references_from_the_network_may_not_read_local_files(hdf5, tmp_path, request, transport):
+    """A Parquet directory read over the network whose targets are local files is refused, naming the key and the
+    file, as a JSON reference file is."""
+    path, refs, values = hdf5
+    local = write_parquet_refs(refs, tmp_path / "refs.parq")
+    if transport == "nginx":
+        directory, base = request.getfixturevalue("http_copy")
+        shutil.copytree(local, directory / "refs.parq")
+        world_readable(directory)
+        where, options = location(f"{base}/refs.parq"), None
+    else:
+        request.getfixturevalue("no_aws_environment")
+        prefix, s3, s3_options = request.getfixturevalue("s3_copy")
+        upload(s3, local, f"{prefix}/refs.parq")
+        where, options = location(f"s3://{BUCKET}/{prefix}/refs.parq"), s3_options
+    error = libzarr_error(where, options, arrays=["table"])
+    assert_names(error, "table/0.0", str(path),
+                 statuses={"ZARR_ERR_PERMISSION_DENIED", "ZARR_ERR_INVALID_ARGUMENT", "ZARR_ERR_INVALID_PATH"})
+
+
+def test_a_wrong_secret_for_a_parquet_directory_in_s3_is_refused(hdf5, s3_copy, tmp_path, no_aws_environment):
+    """A wrong secret in the options of the directory's own store is refused naming the directory, never taken
+    for a directory without `.zmetadata` or for chunks never written."""
+    path, refs, values = hdf5
+    prefix, s3, s3_options = s3_copy
+    doc = retarget(refs, str(path), f"s3://{BUCKET}/{prefix}/data.h5")
+    upload(s3, write_parquet_refs(doc, tmp_path / "refs.parq"), f"{prefix}/refs.parq")
+    wrong = dict(s3_options, secret_access_key="not-the-secret")
+    error = libzarr_error(location(f"s3://{BUCKET}/{prefix}/refs.parq"), dict(wrong, target_options=s3_options),
+                          arrays=["table"])
+    assert_names(error, f"{BUCKET}/{prefix}", statuses={"ZARR_ERR_PERMISSION_DENIED", "ZARR_ERR_IO"})
