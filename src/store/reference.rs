@@ -1,7 +1,8 @@
-//! `reference://X`: a read-only store over a Kerchunk reference file ([`super::reference_file`]),
-//! where X is a local path or the URL of any store libzarr opens (`https://host/refs.json`,
-//! `s3://bucket/refs.json`). Keys held in the file are answered from it; the others are read
-//! from their targets, byte range by byte range, through the stores of the targets'
+//! `reference://X`: a read-only store over Kerchunk references, a JSON file
+//! ([`super::reference_file`]) or a Parquet directory (`reference_parquet.rs`), where X is a
+//! local path or the URL of any store libzarr opens (`https://host/refs.json`,
+//! `s3://bucket/refs.json`). Values held in the references are answered from them; the others
+//! are read from their targets, byte range by byte range, through the stores of the targets'
 //! directories (opened once each, read-only, with the option `target_options`).
 //!
 //! A reference file read from the network may not make the library read local files: its
