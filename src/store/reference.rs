@@ -14,6 +14,7 @@ use super::{Capabilities, Consume, OpenMode, RequestStats, Store, StoreOptions};
 use crate::error::{Error, Result};
 use crate::redact::redact_url;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -42,12 +43,12 @@ enum Index {
 }
 
 impl Index {
-    /// The reference of `key`, if any.
-    fn get(&self, key: &str) -> Result<Option<Reference>> {
+    /// The reference of `key`, if any: borrowed from a JSON file, made from a Parquet row.
+    fn get(&self, key: &str) -> Result<Option<Cow<'_, Reference>>> {
         match self {
-            Index::Json(references) => Ok(references.get(key).cloned()),
+            Index::Json(references) => Ok(references.get(key).map(Cow::Borrowed)),
             #[cfg(feature = "parquet")]
-            Index::Parquet(index) => index.get(key),
+            Index::Parquet(index) => Ok(index.get(key)?.map(Cow::Owned)),
         }
     }
 
@@ -191,11 +192,7 @@ fn parquet_index(_: &str, shown: &str, _: &StoreOptions) -> Result<(Arc<dyn Stor
 /// in it.
 fn file_store(file: &str, options: &StoreOptions) -> Result<(Arc<dyn Store>, String)> {
     let shown = redact_url(file);
-    let (dir, name) = match file.trim_end_matches('/').rsplit_once('/') {
-        Some((dir, name)) if !name.is_empty() => (if dir.is_empty() { "/" } else { dir }, name),
-        Some(_) => return Err(Error::InvalidPath(format!("{shown} names no file"))),
-        None => (".", file),
-    };
+    let (dir, name) = split_file(file)?;
     // Only a directory holds files here: anything else the path names (a .zip, an N5
     // container) is read as the directory it is in.
     let kind = kind_of(dir);
@@ -210,6 +207,18 @@ fn file_store(file: &str, options: &StoreOptions) -> Result<(Arc<dyn Store>, Str
     Ok((Arc::from(store), name.to_string()))
 }
 
+/// The directory of the file `file` (a path or URL) and its name there.
+fn split_file(file: &str) -> Result<(&str, &str)> {
+    match file.trim_end_matches('/').rsplit_once('/') {
+        Some((dir, name)) if !name.is_empty() => Ok((if dir.is_empty() { "/" } else { dir }, name)),
+        Some(_) => Err(Error::InvalidPath(format!(
+            "{} names no file",
+            redact_url(file)
+        ))),
+        None => Ok((".", file)),
+    }
+}
+
 impl Targets {
     /// The store of `url`'s directory and the file's name in it.
     fn open(&self, url: &str) -> Result<(Arc<dyn Store>, String)> {
@@ -220,16 +229,13 @@ impl Targets {
                     .into(),
             ));
         }
-        let (dir, name) = match file.rsplit_once('/') {
-            Some((dir, name)) => (dir.to_string(), name.to_string()),
-            None => (".".to_string(), file.to_string()),
-        };
+        let (dir, name) = split_file(file)?;
         let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(store) = opened.get(&dir) {
-            return Ok((store.clone(), name));
+        if let Some(store) = opened.get(dir) {
+            return Ok((store.clone(), name.to_string()));
         }
         let (store, name) = file_store(file, &self.options)?;
-        opened.insert(dir, store.clone());
+        opened.insert(dir.to_string(), store.clone());
         Ok((store, name))
     }
 
@@ -260,6 +266,7 @@ impl Store for ReferenceStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         match self.index.get(key)? {
             None => Ok(None),
+            Some(Cow::Owned(Reference::Inline(bytes))) => Ok(Some(bytes)),
             Some(reference) => self.targets.read(key, &reference).map(Some),
         }
     }
@@ -300,14 +307,14 @@ impl Store for ReferenceStore {
         f: &Consume,
     ) -> Result<()> {
         let keys: Vec<String> = (0..count).map(key).collect();
-        let references: Vec<Option<Reference>> = keys
+        let references: Vec<Option<Cow<Reference>>> = keys
             .iter()
             .map(|key| self.index.get(key))
             .collect::<Result<_>>()?;
         let mut batches: Vec<Batch> = Vec::new();
         let mut by_target: BTreeMap<&str, Vec<(usize, u64, u64)>> = BTreeMap::new();
         for (i, reference) in references.iter().enumerate() {
-            match reference {
+            match reference.as_deref() {
                 None => f(i, None)?,
                 Some(Reference::Inline(bytes)) => f(i, Some(bytes))?,
                 Some(reference @ Reference::Whole(url)) => batches.push(Batch {
@@ -399,7 +406,7 @@ impl<'r> Batch<'r> {
         &self,
         store: &ReferenceStore,
         keys: &[String],
-        references: &[Option<Reference>],
+        references: &[Option<Cow<Reference>>],
         f: &Consume,
     ) -> Result<()> {
         if let Some(whole) = self.whole {
